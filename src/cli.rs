@@ -1,0 +1,99 @@
+//! The command line, as clap parses it. Raw flags only; `commands` validates them.
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+/// kubebuilder's workflow for Kubernetes operators written in Rust on kube-rs.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kube-scaffold",
+    version,
+    after_help = "Example:\n  mkdir guestbook && cd guestbook\n  kube-scaffold init --domain mock.com\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  make manifests install run"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Lay out a new operator project in the current directory.
+    #[command(
+        after_help = "Example:\n  kube-scaffold init --domain mock.com --owner \"The Guestbook Authors\""
+    )]
+    Init(InitArgs),
+    /// Add to the project: an API (`create api`).
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Print kube-scaffold's version and the versions it scaffolds.
+    Version,
+    /// Print a shell completion script.
+    #[command(
+        after_help = "Example:\n  kube-scaffold completion bash > /etc/bash_completion.d/kube-scaffold"
+    )]
+    Completion {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The domain of the project's API groups: `--group webapp` becomes `webapp.<domain>`.
+    #[arg(long, default_value = "my.domain")]
+    pub domain: String,
+    /// The project's name (a DNS-1123 label) [default: the directory's name].
+    #[arg(long)]
+    pub project_name: Option<String>,
+    /// The copyright owner written into the license header.
+    #[arg(long)]
+    pub owner: Option<String>,
+    /// The license header of generated sources.
+    #[arg(long, value_enum, default_value_t = License::Apache2)]
+    pub license: License,
+}
+
+/// License headers `init` can write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum License {
+    /// The Apache License 2.0 header.
+    Apache2,
+    /// No header.
+    None,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Add a custom resource type and its controller.
+    #[command(
+        after_help = "Example:\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  kube-scaffold create api --group webapp --kind Cluster --namespaced=false --resource --controller"
+    )]
+    Api(CreateApiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CreateApiArgs {
+    /// The API group, without the domain (e.g. `webapp`).
+    #[arg(long)]
+    pub group: String,
+    /// The API version (e.g. `v1`, `v1alpha1`).
+    #[arg(long, default_value = "v1")]
+    pub version: String,
+    /// The kind, in PascalCase (e.g. `Guestbook`).
+    #[arg(long)]
+    pub kind: String,
+    /// Scaffold the resource type [default: ask on a terminal, else yes].
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub resource: Option<bool>,
+    /// Scaffold the controller [default: ask on a terminal, else yes].
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub controller: Option<bool>,
+    /// Whether the resource is namespaced; `--namespaced=false` makes it cluster-scoped.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true", action = ArgAction::Set)]
+    pub namespaced: bool,
+    /// The resource's plural, when the English plural is not what you want.
+    #[arg(long)]
+    pub plural: Option<String>,
+    /// Overwrite the kind's files if they exist.
+    #[arg(long)]
+    pub force: bool,
+}

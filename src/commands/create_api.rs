@@ -1,0 +1,319 @@
+//! `kube-scaffold create api`: adds a kind (its Rust type, CRD, samples, RBAC) and its
+//! controller, and wires them into the manager.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::cli::CreateApiArgs;
+use crate::model::gvk::{self, Gvk};
+use crate::model::names;
+use crate::model::project::{self, Project, Resource};
+use crate::prompt;
+use crate::scaffold::apply::Options;
+use crate::scaffold::plan::{IfExists, Plan};
+use crate::ui::{self, user_error};
+
+/// Where `init` put the license header that `create api` puts atop new sources.
+const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
+
+/// Everything the `api` templates see.
+#[derive(Serialize)]
+pub struct ApiContext {
+    pub project_name: String,
+    pub crate_name: String,
+    pub domain: String,
+    pub header: String,
+    pub group: String,
+    /// The group's Rust module name (`my-app` -> `my_app`).
+    pub group_module: String,
+    pub qualified_group: String,
+    pub version: String,
+    pub kind: String,
+    /// The kind's Rust module name (`HTTPRoute` -> `http_route`).
+    pub kind_module: String,
+    pub kind_lower: String,
+    pub plural: String,
+    pub namespaced: bool,
+    /// The alias controllers import the group-version under, kubebuilder style (`webappv1`).
+    pub api_alias: String,
+    pub sample_file: String,
+}
+
+pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
+    let mut project = Project::load(root)?;
+    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.domain)?;
+    let plural = match &args.plural {
+        Some(plural) => gvk::plural(plural)?,
+        None => names::plural(&gvk.kind),
+    };
+    check_against_project(&project, &gvk)?;
+    let header = read_header(root)?;
+
+    let resource = prompt::confirm(args.resource, "Create Resource [y/n]", "--resource")?;
+    let controller = prompt::confirm(args.controller, "Create Controller [y/n]", "--controller")?;
+    let existing = project
+        .resource(&gvk.group, &gvk.version, &gvk.kind)
+        .cloned();
+    check_request(&gvk, existing.as_ref(), resource, controller, args.force)?;
+
+    let group_module = names::crate_name(&gvk.group);
+    let context = ApiContext {
+        project_name: project.project_name.clone(),
+        crate_name: names::crate_name(&project.project_name),
+        domain: project.domain.clone(),
+        header,
+        qualified_group: gvk.qualified_group(&project.domain),
+        api_alias: format!("{group_module}{}", gvk.version),
+        group_module,
+        kind_module: names::snake(&gvk.kind),
+        kind_lower: gvk.kind.to_lowercase(),
+        sample_file: format!(
+            "{}_{}_{}.yaml",
+            gvk.group,
+            gvk.version,
+            gvk.kind.to_lowercase()
+        ),
+        group: gvk.group.clone(),
+        version: gvk.version.clone(),
+        kind: gvk.kind.clone(),
+        plural,
+        namespaced: args.namespaced,
+    };
+
+    let mut plan = Plan::default();
+    if resource {
+        plan_resource(&mut plan, &context);
+    }
+    if controller {
+        plan_controller(&mut plan, &context);
+    }
+    let previous = existing.unwrap_or(Resource {
+        group: gvk.group.clone(),
+        version: gvk.version.clone(),
+        kind: gvk.kind.clone(),
+        plural: context.plural.clone(),
+        namespaced: context.namespaced,
+        api: false,
+        controller: false,
+    });
+    project.upsert(Resource {
+        plural: context.plural.clone(),
+        namespaced: context.namespaced,
+        api: previous.api || resource,
+        controller: previous.controller || controller,
+        ..previous
+    });
+    plan.generated.push((
+        project::FILE.into(),
+        project.to_toml()?,
+        IfExists::Overwrite,
+    ));
+
+    let options = Options {
+        force: args.force,
+        conflict_help: "pass `--force` to scaffold the kind's files again",
+    };
+    super::execute(&plan, &context, root, &options)?;
+    ui::say(
+        "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests",
+    );
+    Ok(())
+}
+
+fn plan_resource(plan: &mut Plan, c: &ApiContext) {
+    let (group, version, kind) = (&c.group_module, &c.version, &c.kind_module);
+    plan.file(
+        "api/src/api/group.rs.tera",
+        format!("src/api/{group}/mod.rs"),
+        IfExists::Skip,
+    );
+    plan.file(
+        "api/src/api/version.rs.tera",
+        format!("src/api/{group}/{version}/mod.rs"),
+        IfExists::Skip,
+    );
+    plan.file(
+        "api/src/api/kind.rs.tera",
+        format!("src/api/{group}/{version}/{kind}.rs"),
+        IfExists::Error,
+    );
+    plan.file(
+        "api/config/crd/kustomization.yaml.tera",
+        "config/crd/kustomization.yaml",
+        IfExists::Skip,
+    );
+    plan.file(
+        "api/config/samples/kustomization.yaml.tera",
+        "config/samples/kustomization.yaml",
+        IfExists::Skip,
+    );
+    plan.file(
+        "api/config/samples/sample.yaml.tera",
+        format!("config/samples/{}", c.sample_file),
+        IfExists::Error,
+    );
+    plan.file(
+        "api/config/rbac/editor_role.yaml.tera",
+        format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
+        IfExists::Error,
+    );
+    plan.file(
+        "api/config/rbac/viewer_role.yaml.tera",
+        format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
+        IfExists::Error,
+    );
+
+    plan.insert(
+        "src/api/mod.rs",
+        "api-groups",
+        format!("pub mod {group};\n\n"),
+    );
+    plan.insert(
+        "src/api/mod.rs",
+        "crds",
+        format!(
+            "<{group}::{version}::{} as kube::CustomResourceExt>::crd(),",
+            c.kind
+        ),
+    );
+    plan.insert(
+        format!("src/api/{group}/mod.rs"),
+        "api-versions",
+        format!("pub mod {version};\n\n"),
+    );
+    plan.insert(
+        format!("src/api/{group}/{version}/mod.rs"),
+        "api-kinds",
+        format!("mod {kind};\npub use {kind}::*;"),
+    );
+    plan.insert("config/default/kustomization.yaml", "crd", "- ../crd");
+    plan.insert(
+        "config/crd/kustomization.yaml",
+        "crdkustomizeresource",
+        format!("- bases/{}_{}.yaml", c.qualified_group, c.plural),
+    );
+    plan.insert(
+        "config/samples/kustomization.yaml",
+        "manifestskustomizesamples",
+        format!("- {}", c.sample_file),
+    );
+    plan.insert(
+        "config/rbac/kustomization.yaml",
+        "rbac-roles",
+        format!(
+            "- {0}_editor_role.yaml\n- {0}_viewer_role.yaml",
+            c.kind_lower
+        ),
+    );
+}
+
+fn plan_controller(plan: &mut Plan, c: &ApiContext) {
+    let kind = &c.kind_module;
+    plan.file(
+        "api/src/controller/kind.rs.tera",
+        format!("src/controller/{kind}.rs"),
+        IfExists::Error,
+    );
+    plan.insert(
+        "src/controller/mod.rs",
+        "controller-modules",
+        format!("pub mod {kind};\n\n"),
+    );
+    plan.insert(
+        "src/controller/mod.rs",
+        "controllers",
+        format!("controllers.spawn({kind}::run(ctx.clone()));"),
+    );
+    plan.insert(
+        "src/controller/mod.rs",
+        "rbac-rules",
+        format!("{kind}::rbac_rules(),"),
+    );
+}
+
+/// One kind per project, and no type name twice in one module.
+fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
+    let module = names::snake(&gvk.kind);
+    for other in &project.resources {
+        let same_gv = other.group == gvk.group && other.version == gvk.version;
+        if same_gv && other.kind == gvk.kind {
+            continue;
+        }
+        if names::snake(&other.kind) == module {
+            let what = if same_gv { "module name" } else { "name" };
+            return Err(user_error(
+                format!(
+                    "kind `{}` clashes with `{}` ({}/{}) already in this project: they share the {what} `{module}`",
+                    gvk.kind, other.kind, other.group, other.version
+                ),
+                "choose another kind; several versions or groups of one kind are not supported yet",
+            ));
+        }
+        let types = |k: &str| [k.to_string(), format!("{k}Spec"), format!("{k}Status")];
+        let ours = types(&gvk.kind);
+        if same_gv && types(&other.kind).iter().any(|t| ours.contains(t)) {
+            return Err(user_error(
+                format!(
+                    "kind `{}` clashes with the types of kind `{}` in {}/{}",
+                    gvk.kind, other.kind, gvk.group, gvk.version
+                ),
+                "choose a kind whose name, `<Kind>Spec` and `<Kind>Status` are all new",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_request(
+    gvk: &Gvk,
+    existing: Option<&Resource>,
+    resource: bool,
+    controller: bool,
+    force: bool,
+) -> anyhow::Result<()> {
+    let name = format!("{}/{} {}", gvk.group, gvk.version, gvk.kind);
+    if !resource && !controller {
+        return Err(user_error(
+            "nothing to create: both `--resource` and `--controller` are false",
+            "pass `--resource` and/or `--controller`",
+        ));
+    }
+    if !resource && !existing.is_some_and(|r| r.api) {
+        return Err(user_error(
+            format!("no API `{name}` in this project: a controller needs its type"),
+            "create the type too with `--resource` (controllers for external or core types are not supported yet)",
+        ));
+    }
+    if let Some(r) = existing
+        && !force
+        && ((resource && r.api) || (controller && r.controller))
+    {
+        return Err(user_error(
+            format!("the API `{name}` already exists; nothing was written"),
+            "pass `--force` to scaffold its files again",
+        ));
+    }
+    Ok(())
+}
+
+/// The license header for new sources: `hack/boilerplate.rs.txt` plus a blank line, or nothing.
+fn read_header(root: &Path) -> anyhow::Result<String> {
+    let text = match std::fs::read_to_string(root.join(BOILERPLATE)) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(err) => {
+            return Err(anyhow::Error::new(err).context(format!("cannot read {BOILERPLATE}")));
+        }
+    };
+    if let Some(line) = text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with("//"))
+    {
+        return Err(user_error(
+            format!("{BOILERPLATE} must hold only `//` comment lines, but has `{line}`"),
+            format!("make every line of {BOILERPLATE} start with `//`, or delete the file"),
+        ));
+    }
+    Ok(format!("{}\n\n", text.trim_end()))
+}

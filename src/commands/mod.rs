@@ -1,0 +1,85 @@
+//! One module per command: arguments -> validated options -> a plan -> the scaffold engine.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::cli::{Cli, Command, CreateCommand};
+use crate::scaffold::apply::{self, Options};
+use crate::scaffold::plan::Plan;
+use crate::scaffold::templates::Templates;
+use crate::ui;
+
+pub mod completion;
+pub mod create_api;
+pub mod init;
+pub mod version;
+
+/// Runs the parsed command in the current directory.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let root = std::env::current_dir()?;
+    match cli.command {
+        Command::Init(args) => init::run(&root, args),
+        Command::Create(CreateCommand::Api(args)) => create_api::run(&root, args),
+        Command::Version => version::run(),
+        Command::Completion { shell } => completion::run(shell),
+    }
+}
+
+/// Renders `plan` with `context`, writes it all or nothing, and prints one line per file.
+fn execute(
+    plan: &Plan,
+    context: &impl Serialize,
+    root: &Path,
+    options: &Options<'_>,
+) -> anyhow::Result<()> {
+    let templates = Templates::load()?;
+    let changes = apply::render(plan, &templates, context, root, options)?;
+    apply::write(root, &changes)?;
+    for change in &changes {
+        ui::status(change.action.label(), &change.path);
+    }
+    Ok(())
+}
+
+/// The year for license headers: from `SOURCE_DATE_EPOCH` when set (reproducible output),
+/// else from the clock.
+fn current_year() -> i64 {
+    let seconds = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64)
+        });
+    year_of_day(seconds.div_euclid(86_400))
+}
+
+/// The proleptic Gregorian year of a day counted from 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, hand-written to avoid a date crate for one number).
+fn year_of_day(days: i64) -> i64 {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    yoe + era * 400 + i64::from(month <= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn years_of_days() {
+        assert_eq!(year_of_day(0), 1970);
+        assert_eq!(year_of_day(364), 1970);
+        assert_eq!(year_of_day(365), 1971);
+        assert_eq!(year_of_day(20_088), 2024); // 2024-12-31
+        assert_eq!(year_of_day(20_089), 2025); // 2025-01-01
+        assert_eq!(year_of_day(20_778), 2026); // 2026-11-21
+    }
+}

@@ -1,0 +1,25 @@
+//! kube-scaffold: kubebuilder's workflow for Kubernetes operators written in Rust on kube-rs.
+//!
+//! `cli` parses, `commands` turn arguments into a plan of files, `model` holds the validated
+//! names and the PROJECT file, `scaffold` renders and writes plans, `ui` prints.
+
+use std::process::ExitCode;
+
+pub mod cli;
+pub mod commands;
+pub mod model;
+pub mod prompt;
+pub mod scaffold;
+pub mod ui;
+
+/// Runs one command and returns the process exit code: 0 on success, 1 on failure.
+/// (clap itself exits with 2 on a usage error.)
+pub fn run(cli: cli::Cli) -> ExitCode {
+    match commands::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            ui::error(&err);
+            ExitCode::FAILURE
+        }
+    }
+}

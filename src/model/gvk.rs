@@ -1,0 +1,293 @@
+//! Validated names: each constructor checks kubebuilder's rules plus Rust's, and returns an
+//! error that names the flag and the fix.
+
+use serde::Serialize;
+
+use super::names::{self, RUST_KEYWORDS};
+use crate::ui::user_error;
+
+/// Crate names the generated project cannot take: the standard library's and its dependencies'.
+const TAKEN_CRATE_NAMES: &[&str] = &[
+    "alloc",
+    "anyhow",
+    "axum",
+    "clap",
+    "core",
+    "futures",
+    "http",
+    "k8s_openapi",
+    "kube",
+    "proc_macro",
+    "schemars",
+    "serde",
+    "serde_json",
+    "serde_saphyr",
+    "std",
+    "test",
+    "thiserror",
+    "tokio",
+    "tower_test",
+    "tracing",
+    "tracing_subscriber",
+];
+
+/// Names the generated code uses unqualified next to a kind's types; a kind with one of these
+/// names would shadow it.
+const SHADOWED_NAMES: &[&str] = &[
+    "Box",
+    "Clone",
+    "Copy",
+    "Debug",
+    "Default",
+    "Eq",
+    "Err",
+    "None",
+    "Ok",
+    "Option",
+    "PartialEq",
+    "Self",
+    "Send",
+    "Sized",
+    "Some",
+    "String",
+    "Sync",
+    "Vec",
+];
+
+/// Module names the generated `controller` module already uses.
+const TAKEN_MODULE_NAMES: &[&str] = &["conditions", "mock"];
+
+fn invalid(what: &str, value: &str, problem: &str, help: impl Into<String>) -> anyhow::Error {
+    user_error(format!("invalid {what} `{value}`: {problem}"), help)
+}
+
+/// The project's domain, e.g. `mock.com`: a DNS-1123 subdomain.
+pub fn domain(value: &str) -> anyhow::Result<String> {
+    match names::dns1123_subdomain_problem(value) {
+        Some(problem) => Err(invalid(
+            "domain",
+            value,
+            &problem,
+            "pass a lowercase DNS name, e.g. `--domain example.com`",
+        )),
+        None => Ok(value.to_string()),
+    }
+}
+
+/// The project's name: a DNS-1035 label that also works as a Rust crate name.
+pub fn project_name(value: &str) -> anyhow::Result<String> {
+    let help = "pass `--project-name` with lowercase letters, digits and `-`, e.g. `--project-name guestbook-operator`";
+    if let Some(problem) = names::dns1035_label_problem(value) {
+        return Err(invalid("project name", value, &problem, help));
+    }
+    let crate_name = names::crate_name(value);
+    if RUST_KEYWORDS.contains(&crate_name.as_str()) {
+        return Err(invalid("project name", value, "it is a Rust keyword", help));
+    }
+    if TAKEN_CRATE_NAMES.contains(&crate_name.as_str()) {
+        return Err(invalid(
+            "project name",
+            value,
+            "the generated crate depends on a crate of that name",
+            help,
+        ));
+    }
+    Ok(value.to_string())
+}
+
+/// A group, version and kind, checked together with the project's domain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Gvk {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+}
+
+impl Gvk {
+    /// Checks every part; the first problem is the error.
+    pub fn parse(group: &str, version: &str, kind: &str, domain: &str) -> anyhow::Result<Self> {
+        Ok(Self {
+            group: parse_group(group, domain)?,
+            version: parse_version(version)?,
+            kind: parse_kind(kind)?,
+        })
+    }
+
+    /// `<group>.<domain>`, the API group Kubernetes sees.
+    pub fn qualified_group(&self, domain: &str) -> String {
+        format!("{}.{domain}", self.group)
+    }
+}
+
+fn parse_group(value: &str, domain: &str) -> anyhow::Result<String> {
+    let help = "pass a lowercase group without dots, e.g. `--group webapp`; the domain comes from `init --domain`";
+    if let Some(problem) = names::dns1123_label_problem(value) {
+        return Err(invalid("group", value, &problem, help));
+    }
+    if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err(invalid(
+            "group",
+            value,
+            "it must start with a lowercase letter",
+            help,
+        ));
+    }
+    if RUST_KEYWORDS.contains(&names::crate_name(value).as_str()) {
+        return Err(invalid(
+            "group",
+            value,
+            "it is a Rust keyword and names a module",
+            help,
+        ));
+    }
+    let qualified = format!("{value}.{domain}");
+    if let Some(problem) = names::dns1123_subdomain_problem(&qualified) {
+        return Err(invalid("group", &qualified, &problem, help));
+    }
+    Ok(value.to_string())
+}
+
+fn parse_version(value: &str) -> anyhow::Result<String> {
+    let rest = value.strip_prefix('v').unwrap_or("");
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let (major, stage) = rest.split_at(digits);
+    let stage_ok = stage.is_empty()
+        || ["alpha", "beta"].iter().any(|s| {
+            stage
+                .strip_prefix(s)
+                .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        });
+    if major.is_empty() || !stage_ok {
+        return Err(invalid(
+            "version",
+            value,
+            "it must look like `v1`, `v1alpha1` or `v2beta3`",
+            "pass e.g. `--version v1`",
+        ));
+    }
+    Ok(value.to_string())
+}
+
+fn parse_kind(value: &str) -> anyhow::Result<String> {
+    let help = "pass a PascalCase kind of ASCII letters and digits, e.g. `--kind Guestbook`";
+    if value.is_empty() {
+        return Err(invalid("kind", value, "it is empty", help));
+    }
+    if !value.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return Err(invalid(
+            "kind",
+            value,
+            "it must start with an uppercase letter",
+            help,
+        ));
+    }
+    if let Some(c) = value.chars().find(|c| !c.is_ascii_alphanumeric()) {
+        return Err(invalid(
+            "kind",
+            value,
+            &format!("`{c}` is not allowed"),
+            help,
+        ));
+    }
+    if let Some(problem) = names::dns1035_label_problem(&value.to_lowercase()) {
+        return Err(invalid("kind", value, &problem, help));
+    }
+    if SHADOWED_NAMES.contains(&value) {
+        return Err(invalid(
+            "kind",
+            value,
+            "it would shadow a name of Rust's prelude in the generated code",
+            "choose another kind, e.g. prefix it with your domain's word",
+        ));
+    }
+    let module = names::snake(value);
+    if RUST_KEYWORDS.contains(&module.as_str()) || TAKEN_MODULE_NAMES.contains(&module.as_str()) {
+        return Err(invalid(
+            "kind",
+            value,
+            &format!(
+                "its module name `{module}` is a Rust keyword or already used by the generated code"
+            ),
+            "choose another kind",
+        ));
+    }
+    Ok(value.to_string())
+}
+
+/// A resource's plural: a DNS-1035 label.
+pub fn plural(value: &str) -> anyhow::Result<String> {
+    match names::dns1035_label_problem(value) {
+        Some(problem) => Err(invalid(
+            "plural",
+            value,
+            &problem,
+            "pass a lowercase plural, e.g. `--plural guestbooks`",
+        )),
+        None => Ok(value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(result: anyhow::Result<impl std::fmt::Debug>) -> String {
+        format!("{:#}", result.expect_err("should be rejected"))
+    }
+
+    #[test]
+    fn accepts_kubebuilder_style_names() {
+        let gvk = Gvk::parse("webapp", "v1alpha2", "HTTPRoute", "mock.com").unwrap();
+        assert_eq!(gvk.qualified_group("mock.com"), "webapp.mock.com");
+        for version in ["v1", "v2beta3", "v10alpha1"] {
+            assert!(parse_version(version).is_ok(), "{version}");
+        }
+        for kind in [
+            "Guestbook",
+            "Config",
+            "Event",
+            "Error",
+            "Context",
+            "Client",
+            "Action",
+            "Result",
+        ] {
+            assert!(parse_kind(kind).is_ok(), "{kind}");
+        }
+    }
+
+    #[test]
+    fn rejects_bad_names_with_the_reason() {
+        let cases: &[(&str, String)] = &[
+            ("empty", error_of(parse_kind(""))),
+            ("uppercase", error_of(parse_kind("guestbook"))),
+            ("`-` is not allowed", error_of(parse_kind("Guest-book"))),
+            ("prelude", error_of(parse_kind("Option"))),
+            ("Rust keyword", error_of(parse_kind("Type"))),
+            ("already used", error_of(parse_kind("Mock"))),
+            ("`v1`", error_of(parse_version("V1"))),
+            ("`v1`", error_of(parse_version("v1gamma1"))),
+            ("`v1`", error_of(parse_version("valpha1"))),
+            (
+                "`.` is not allowed",
+                error_of(parse_group("web.app", "mock.com")),
+            ),
+            ("Rust keyword", error_of(parse_group("type", "mock.com"))),
+            (
+                "lowercase letter",
+                error_of(parse_group("1app", "mock.com")),
+            ),
+            ("`_` is not allowed", error_of(domain("my_domain.com"))),
+            ("Rust keyword", error_of(project_name("match"))),
+            ("depends on", error_of(project_name("kube"))),
+            ("lowercase letter", error_of(project_name("1op"))),
+            ("at most 63", error_of(plural(&"a".repeat(64)))),
+        ];
+        for (expected, message) in cases {
+            assert!(
+                message.contains(expected),
+                "`{message}` should mention `{expected}`"
+            );
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! The only place that prints: status lines on stdout, errors and hints on stderr.
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::fmt;
+
+/// An error the user can fix, with the line that tells how.
+#[derive(Debug)]
+pub struct UserError {
+    pub message: String,
+    pub help: String,
+}
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for UserError {}
+
+/// Builds an error that prints as `error: <message>` followed by `help: <help>`.
+pub fn user_error(message: impl Into<String>, help: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UserError {
+        message: message.into(),
+        help: help.into(),
+    })
+}
+
+/// Prints `error: ...` with the cause chain on one line, then the `help:` line if the error
+/// carries one.
+pub fn error(err: &anyhow::Error) {
+    eprintln!("error: {err:#}");
+    if let Some(user) = err.chain().find_map(|e| e.downcast_ref::<UserError>()) {
+        eprintln!("help: {}", user.help);
+    }
+}
+
+/// A one-line note on stderr, for decisions the tool took on the user's behalf.
+pub fn note(message: &str) {
+    eprintln!("note: {message}");
+}
+
+/// One status line per file: `create`, `update`, `skip`, ...
+pub fn status(action: &str, path: &str) {
+    println!("{action:>8} {path}");
+}
+
+/// Free text for the user, on stdout.
+pub fn say(text: &str) {
+    println!("{text}");
+}
