@@ -10,7 +10,6 @@ use crate::model::gvk::{self, Gvk};
 use crate::model::names;
 use crate::model::project::{self, Project, Resource};
 use crate::prompt;
-use crate::scaffold::apply::Options;
 use crate::scaffold::plan::{IfExists, Plan};
 use crate::ui::{self, user_error};
 
@@ -110,11 +109,13 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         IfExists::Overwrite,
     ));
 
-    let options = Options {
-        force: args.force,
-        conflict_help: "pass `--force` to scaffold the kind's files again",
-    };
-    super::execute(&plan, &context, root, &options)?;
+    super::execute(
+        &plan,
+        &context,
+        root,
+        args.force,
+        "pass `--force` to scaffold the kind's files again",
+    )?;
     ui::say(
         "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests",
     );

@@ -9,7 +9,6 @@ use crate::model::gvk;
 use crate::model::names;
 use crate::model::project::{self, Project};
 use crate::model::versions::{VERSIONS, Versions};
-use crate::scaffold::apply::Options;
 use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::templates::Templates;
 use crate::ui::{self, user_error};
@@ -134,11 +133,13 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     plan.generated
         .push((project::FILE.into(), project.to_toml()?, IfExists::Error));
 
-    let options = Options {
-        force: false,
-        conflict_help: "`init` writes these files: move them away, or run `init` in a new directory",
-    };
-    super::execute(&plan, &context, root, &options)?;
+    super::execute(
+        &plan,
+        &context,
+        root,
+        false,
+        "`init` writes these files: move them away, or run `init` in a new directory",
+    )?;
     ui::say(
         "\nNext: define a resource with:\n$ kube-scaffold create api --group <group> --version v1 --kind <Kind>",
     );

@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::cli::{Cli, Command, CreateCommand};
 use crate::scaffold::apply::{self, Options};
 use crate::scaffold::plan::Plan;
+use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::ui;
 
@@ -31,10 +32,22 @@ fn execute(
     plan: &Plan,
     context: &impl Serialize,
     root: &Path,
-    options: &Options<'_>,
+    force: bool,
+    conflict_help: &str,
 ) -> anyhow::Result<()> {
     let templates = Templates::load()?;
-    let changes = apply::render(plan, &templates, context, root, options)?;
+    let rustfmt = Rustfmt::detect();
+    if !rustfmt.available() {
+        ui::note(
+            "rustfmt not found: the generated Rust is written unformatted; run `cargo fmt` once rustfmt is installed",
+        );
+    }
+    let options = Options {
+        force,
+        conflict_help,
+        rustfmt: &rustfmt,
+    };
+    let changes = apply::render(plan, &templates, context, root, &options)?;
     apply::write(root, &changes)?;
     for change in &changes {
         ui::status(change.action.label(), &change.path);

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::marker;
 use super::plan::{IfExists, Plan};
+use super::rustfmt::Rustfmt;
 use super::templates::Templates;
 use crate::ui::user_error;
 
@@ -46,6 +47,8 @@ pub struct Change {
     pub path: String,
     pub action: Action,
     pub content: String,
+    /// The file's content before the command, if it existed.
+    pub original: Option<String>,
 }
 
 /// How the command wants conflicts handled.
@@ -54,6 +57,8 @@ pub struct Options<'a> {
     pub force: bool,
     /// The `help:` line shown when files are in the way.
     pub conflict_help: &'a str,
+    /// Formats generated Rust sources.
+    pub rustfmt: &'a Rustfmt,
 }
 
 /// Renders every file and insert of `plan` against the tree at `root`. Nothing is written.
@@ -66,7 +71,10 @@ pub fn render(
 ) -> anyhow::Result<Vec<Change>> {
     let mut contents = Vec::new();
     for spec in &plan.files {
-        let text = templates.render(&spec.template, context)?;
+        let mut text = templates.render(&spec.template, context)?;
+        if spec.dest.ends_with(".rs") {
+            text = options.rustfmt.format(&text, root, &spec.dest)?;
+        }
         contents.push((spec.dest.clone(), text, spec.if_exists));
     }
     contents.extend(plan.generated.iter().cloned());
@@ -74,9 +82,10 @@ pub fn render(
     let mut changes: BTreeMap<String, Change> = BTreeMap::new();
     let mut conflicts = Vec::new();
     for (dest, content, if_exists) in contents {
-        let action = match read_existing(root, &dest)? {
+        let original = read_existing(root, &dest)?;
+        let action = match &original {
             None => Action::Create,
-            Some(existing) if existing == content => Action::Unchanged,
+            Some(existing) if *existing == content => Action::Unchanged,
             Some(_) => match if_exists {
                 IfExists::Error if !options.force => {
                     conflicts.push(dest.clone());
@@ -92,6 +101,7 @@ pub fn render(
                 path: dest,
                 action,
                 content,
+                original,
             },
         );
     }
@@ -108,7 +118,7 @@ pub fn render(
     }
     for change in changes.values_mut() {
         if change.action == Action::Skip {
-            change.content = read_existing(root, &change.path)?.unwrap_or_default();
+            change.content = change.original.clone().unwrap_or_default();
         }
     }
 
@@ -129,7 +139,8 @@ pub fn render(
                 Change {
                     path: insert.file.clone(),
                     action: Action::Unchanged,
-                    content: existing,
+                    content: existing.clone(),
+                    original: Some(existing),
                 },
             );
         }
@@ -147,7 +158,23 @@ pub fn render(
             }
         }
     }
+    for change in changes.values_mut() {
+        if change.action == Action::Update && change.path.ends_with(".rs") {
+            change.content = keep_formatted(change, root, options.rustfmt)?;
+        }
+    }
     Ok(changes.into_values().collect())
+}
+
+/// A file that rustfmt left as it was stays formatted after an insert; a file formatted some
+/// other way keeps its layout (only the inserted lines are new).
+fn keep_formatted(change: &Change, root: &Path, rustfmt: &Rustfmt) -> anyhow::Result<String> {
+    let original = change.original.as_deref().unwrap_or_default();
+    if rustfmt.format(original, root, &change.path)? == original {
+        rustfmt.format(&change.content, root, &change.path)
+    } else {
+        Ok(change.content.clone())
+    }
 }
 
 /// The file's text, `None` if it does not exist; a directory in its place is an error.
@@ -244,6 +271,7 @@ mod tests {
             path: path.into(),
             action: Action::Create,
             content: content.into(),
+            original: None,
         }
     }
 

@@ -5,4 +5,5 @@
 pub mod apply;
 pub mod marker;
 pub mod plan;
+pub mod rustfmt;
 pub mod templates;

@@ -1,0 +1,82 @@
+//! Formats generated Rust the way `cargo fmt` would, in memory, before anything is written.
+//!
+//! rustfmt's line breaks depend on name lengths (a 28-letter kind in a long group breaks lines
+//! a `Guestbook` does not), so no template can be formatted for every name in advance.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::Context as _;
+
+/// The rustfmt of the user's toolchain, if one runs.
+pub struct Rustfmt {
+    available: bool,
+}
+
+impl Rustfmt {
+    /// Looks for `rustfmt` on the PATH (the rustup proxy picks the project's toolchain).
+    pub fn detect() -> Self {
+        let available = Command::new("rustfmt")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        Self { available }
+    }
+
+    pub fn available(&self) -> bool {
+        self.available
+    }
+
+    /// `source` formatted with edition 2024 and the `rustfmt.toml` found from `root`, or the
+    /// source itself when rustfmt is not available.
+    ///
+    /// One rustfmt pass does not always reach rustfmt's own fixed point (a statement it breaks
+    /// can let the enclosing item fit differently), so it runs until the text stops changing.
+    pub fn format(&self, source: &str, root: &Path, file: &str) -> anyhow::Result<String> {
+        if !self.available {
+            return Ok(source.to_string());
+        }
+        let mut text = source.to_string();
+        for _ in 0..4 {
+            let next = self.pass(&text, root, file)?;
+            if next == text {
+                break;
+            }
+            text = next;
+        }
+        Ok(text)
+    }
+
+    fn pass(&self, source: &str, root: &Path, file: &str) -> anyhow::Result<String> {
+        let mut child = Command::new("rustfmt")
+            .args(["--edition", "2024", "--emit", "stdout"])
+            .current_dir(existing_ancestor(root))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot run rustfmt")?;
+        child
+            .stdin
+            .take()
+            .expect("stdin is piped")
+            .write_all(source.as_bytes())
+            .context("cannot write to rustfmt")?;
+        let output = child.wait_with_output().context("cannot run rustfmt")?;
+        anyhow::ensure!(
+            output.status.success(),
+            "rustfmt rejected the generated `{file}`: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+        String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")
+    }
+}
+
+fn existing_ancestor(path: &Path) -> &Path {
+    path.ancestors()
+        .find(|p| p.is_dir())
+        .unwrap_or(Path::new("."))
+}
