@@ -122,7 +122,8 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn plan_resource(plan: &mut Plan, c: &ApiContext) {
+/// The files and inserts of a kind's type, CRD entry, sample and RBAC roles.
+pub fn plan_resource(plan: &mut Plan, c: &ApiContext) {
     let (group, version, kind) = (&c.group_module, &c.version, &c.kind_module);
     plan.file(
         "api/src/api/group.rs.tera",
@@ -209,8 +210,19 @@ fn plan_resource(plan: &mut Plan, c: &ApiContext) {
     );
 }
 
-fn plan_controller(plan: &mut Plan, c: &ApiContext) {
+/// The files and inserts of a kind's controller.
+pub fn plan_controller(plan: &mut Plan, c: &ApiContext) {
     let kind = &c.kind_module;
+    plan.file(
+        "api/src/controller/mock.rs.tera",
+        "src/controller/mock.rs",
+        IfExists::Skip,
+    );
+    plan.insert(
+        "src/controller/mod.rs",
+        "controller-modules",
+        "#[cfg(test)]\nmod mock;\n\n",
+    );
     plan.file(
         "api/src/controller/kind.rs.tera",
         format!("src/controller/{kind}.rs"),

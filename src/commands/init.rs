@@ -30,7 +30,6 @@ const FILES: &[(&str, &str)] = &[
         "init/src/controller/conditions.rs.tera",
         "src/controller/conditions.rs",
     ),
-    ("init/src/controller/mock.rs.tera", "src/controller/mock.rs"),
     ("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
     (
         "init/config/default/kustomization.yaml.tera",
@@ -120,15 +119,12 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
         header: String::new(),
         versions: VERSIONS,
     };
-    let mut plan = Plan::default();
-    if args.license == License::Apache2 {
+    let apache2 = args.license == License::Apache2;
+    if apache2 {
         let boilerplate = Templates::load()?.render(BOILERPLATE.0, &context)?;
         context.header = format!("{boilerplate}\n");
-        plan.file(BOILERPLATE.0, BOILERPLATE.1, IfExists::Error);
     }
-    for (template, dest) in FILES {
-        plan.file(template, *dest, IfExists::Error);
-    }
+    let mut plan = plan(apache2);
     let project = Project::new(domain, project_name);
     plan.generated
         .push((project::FILE.into(), project.to_toml()?, IfExists::Error));
@@ -144,6 +140,18 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
         "\nNext: define a resource with:\n$ kube-scaffold create api --group <group> --version v1 --kind <Kind>",
     );
     Ok(())
+}
+
+/// The files of a new project; the boilerplate only with a license.
+pub fn plan(license_header: bool) -> Plan {
+    let mut plan = Plan::default();
+    if license_header {
+        plan.file(BOILERPLATE.0, BOILERPLATE.1, IfExists::Error);
+    }
+    for (template, dest) in FILES {
+        plan.file(template, *dest, IfExists::Error);
+    }
+    plan
 }
 
 /// The directory's name, as kubebuilder takes it, checked like `--project-name`.

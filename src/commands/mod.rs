@@ -84,7 +84,84 @@ fn year_of_day(days: i64) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::model::versions::VERSIONS;
+
+    fn init_context() -> init::InitContext {
+        init::InitContext {
+            project_name: "guestbook".into(),
+            crate_name: "guestbook".into(),
+            domain: "mock.com".into(),
+            owner: Some("The Authors".into()),
+            year: 2026,
+            header: "// header\n\n".into(),
+            versions: VERSIONS,
+        }
+    }
+
+    fn api_context(namespaced: bool) -> create_api::ApiContext {
+        create_api::ApiContext {
+            project_name: "guestbook".into(),
+            crate_name: "guestbook".into(),
+            domain: "mock.com".into(),
+            header: String::new(),
+            group: "web-app".into(),
+            group_module: "web_app".into(),
+            qualified_group: "web-app.mock.com".into(),
+            version: "v1".into(),
+            kind: "HTTPRoute".into(),
+            kind_module: "http_route".into(),
+            kind_lower: "httproute".into(),
+            plural: "httproutes".into(),
+            namespaced,
+            api_alias: "web_appv1".into(),
+            sample_file: "web-app_v1_httproute.yaml".into(),
+        }
+    }
+
+    #[test]
+    fn every_template_is_used_by_exactly_one_spec_and_renders() {
+        let templates = Templates::load().unwrap();
+        let mut used: BTreeMap<String, usize> = BTreeMap::new();
+        for spec in &init::plan(true).files {
+            *used.entry(spec.template.clone()).or_default() += 1;
+            let text = templates.render(&spec.template, &init_context()).unwrap();
+            assert!(!text.trim().is_empty(), "{} renders empty", spec.template);
+        }
+        for namespaced in [true, false] {
+            let mut plan = Plan::default();
+            create_api::plan_resource(&mut plan, &api_context(namespaced));
+            create_api::plan_controller(&mut plan, &api_context(namespaced));
+            for spec in &plan.files {
+                if namespaced {
+                    *used.entry(spec.template.clone()).or_default() += 1;
+                }
+                let text = templates
+                    .render(&spec.template, &api_context(namespaced))
+                    .unwrap();
+                assert!(!text.contains("{{"), "{} left a placeholder", spec.template);
+            }
+        }
+        let all = crate::scaffold::templates::names();
+        let unused: Vec<_> = all.iter().filter(|t| !used.contains_key(*t)).collect();
+        assert!(unused.is_empty(), "templates no spec uses: {unused:?}");
+        let twice: Vec<_> = used.iter().filter(|(_, n)| **n > 1).collect();
+        assert!(
+            twice.is_empty(),
+            "templates used by several specs: {twice:?}"
+        );
+    }
+
+    #[test]
+    fn an_undefined_variable_is_an_error() {
+        let templates = Templates::load().unwrap();
+        let err = templates
+            .render("api/src/api/kind.rs.tera", &init_context())
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("kind"), "{err:#}");
+    }
 
     #[test]
     fn years_of_days() {

@@ -1,0 +1,175 @@
+//! `create api` through the binary: prompts, re-runs, several kinds.
+
+use std::fs;
+
+use crate::support::{initialized, kube_scaffold, stderr_of, with_guestbook};
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+#[test]
+fn without_a_terminal_it_takes_yes_and_says_so() {
+    let (_tmp, dir) = initialized();
+    let assert = kube_scaffold(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+    )
+    .success();
+    let stderr = stderr_of(&assert);
+    assert!(
+        stderr.contains("no terminal: taking yes for `--resource`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("no terminal: taking yes for `--controller`"),
+        "{stderr}"
+    );
+    assert!(dir.join("src/api/webapp/v1/guestbook.rs").exists());
+    assert!(dir.join("src/controller/guestbook.rs").exists());
+}
+
+#[test]
+fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
+    let (_tmp, dir) = with_guestbook();
+    let api_mod = dir.join("src/api/mod.rs");
+    let mine = "// my own note, kept across re-runs\n";
+    fs::write(
+        &api_mod,
+        format!("{mine}{}", fs::read_to_string(&api_mod).unwrap()),
+    )
+    .unwrap();
+    let types = dir.join("src/api/webapp/v1/guestbook.rs");
+    let scaffolded = fs::read_to_string(&types).unwrap();
+    fs::write(&types, "// scratch\n").unwrap();
+
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--force",
+        ],
+    )
+    .success();
+
+    assert_eq!(fs::read_to_string(&types).unwrap(), scaffolded);
+    let api = fs::read_to_string(&api_mod).unwrap();
+    assert!(api.starts_with(mine), "{api}");
+    assert_eq!(count(&api, "pub mod webapp;"), 1, "{api}");
+    assert_eq!(
+        count(&api, "webapp::v1::Guestbook as kube::CustomResourceExt"),
+        1,
+        "{api}"
+    );
+    let controllers = fs::read_to_string(dir.join("src/controller/mod.rs")).unwrap();
+    assert_eq!(
+        count(&controllers, "pub mod guestbook;"),
+        1,
+        "{controllers}"
+    );
+    assert_eq!(
+        count(&controllers, "guestbook::run(ctx.clone())"),
+        1,
+        "{controllers}"
+    );
+    let crd = fs::read_to_string(dir.join("config/crd/kustomization.yaml")).unwrap();
+    assert_eq!(
+        count(&crd, "- bases/webapp.mock.com_guestbooks.yaml"),
+        1,
+        "{crd}"
+    );
+    let default = fs::read_to_string(dir.join("config/default/kustomization.yaml")).unwrap();
+    assert_eq!(count(&default, "- ../crd"), 1, "{default}");
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert_eq!(count(&project, "[[resources]]"), 1, "{project}");
+}
+
+#[test]
+fn a_controller_can_follow_its_type() {
+    let (_tmp, dir) = initialized();
+    let api = ["create", "api", "--group", "webapp", "--kind", "Guestbook"];
+    kube_scaffold(
+        &dir,
+        &[&api[..], &["--resource", "--controller=false"]].concat(),
+    )
+    .success();
+    assert!(!dir.join("src/controller/guestbook.rs").exists());
+    assert!(
+        fs::read_to_string(dir.join("PROJECT"))
+            .unwrap()
+            .contains("controller = false")
+    );
+
+    kube_scaffold(
+        &dir,
+        &[&api[..], &["--resource=false", "--controller"]].concat(),
+    )
+    .success();
+    assert!(dir.join("src/controller/guestbook.rs").exists());
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("api = true\ncontroller = true"),
+        "{project}"
+    );
+}
+
+#[test]
+fn kinds_of_several_groups_and_versions_share_one_project() {
+    let (_tmp, dir) = with_guestbook();
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "batch",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "CronJob",
+        ],
+    )
+    .success();
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Policy",
+        ],
+    )
+    .success();
+    let api = fs::read_to_string(dir.join("src/api/mod.rs")).unwrap();
+    for line in [
+        "pub mod webapp;",
+        "pub mod batch;",
+        "batch::v1alpha1::CronJob",
+        "webapp::v2::Policy",
+    ] {
+        assert!(api.contains(line), "{line} missing:\n{api}");
+    }
+    let crd = fs::read_to_string(dir.join("config/crd/kustomization.yaml")).unwrap();
+    assert!(
+        crd.contains("- bases/batch.mock.com_cronjobs.yaml"),
+        "{crd}"
+    );
+    assert!(
+        crd.contains("- bases/webapp.mock.com_policies.yaml"),
+        "{crd}"
+    );
+    assert!(
+        dir.join("config/samples/batch_v1alpha1_cronjob.yaml")
+            .exists()
+    );
+    assert!(dir.join("src/controller/cron_job.rs").exists());
+}

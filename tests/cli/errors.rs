@@ -1,0 +1,508 @@
+//! Bad input: each case asserts the exit code, the message, the `help:` line, and that the
+//! directory is byte for byte as it was.
+
+use std::fs;
+use std::path::Path;
+
+use crate::support::{empty_dir, initialized, kube_scaffold, stderr_of, tree, with_guestbook};
+
+/// Where a case runs.
+#[derive(Clone, Copy)]
+enum Setup {
+    /// An empty directory named `guestbook`.
+    Empty,
+    /// An empty directory whose name is no valid project name.
+    BadDirName,
+    /// After `init --domain mock.com`.
+    Initialized,
+    /// After `init` and `create api --group webapp --kind Guestbook`.
+    WithGuestbook,
+}
+
+struct Case {
+    setup: Setup,
+    args: &'static [&'static str],
+    code: i32,
+    message: &'static str,
+}
+
+const fn case(
+    setup: Setup,
+    args: &'static [&'static str],
+    code: i32,
+    message: &'static str,
+) -> Case {
+    Case {
+        setup,
+        args,
+        code,
+        message,
+    }
+}
+
+use Setup::*;
+
+const CASES: &[Case] = &[
+    // init: names
+    case(
+        Empty,
+        &["init", "--domain", "My.Domain"],
+        1,
+        "invalid domain `My.Domain`",
+    ),
+    case(
+        Empty,
+        &["init", "--domain", "my_domain.com"],
+        1,
+        "`_` is not allowed",
+    ),
+    case(Empty, &["init", "--domain", ""], 1, "invalid domain ``"),
+    case(
+        Empty,
+        &["init", "--domain=-mock.com"],
+        1,
+        "start and end with a letter or digit",
+    ),
+    case(
+        Empty,
+        &["init", "--domain", "mock..com"],
+        1,
+        "invalid domain `mock..com`",
+    ),
+    case(
+        Empty,
+        &["init", "--domain", "mock.com/x"],
+        1,
+        "`/` is not allowed",
+    ),
+    case(
+        Empty,
+        &["init", "--project-name", "Guestbook"],
+        1,
+        "invalid project name `Guestbook`",
+    ),
+    case(
+        Empty,
+        &["init", "--project-name", "my_op"],
+        1,
+        "`_` is not allowed",
+    ),
+    case(
+        Empty,
+        &["init", "--project-name", "kube"],
+        1,
+        "depends on a crate of that name",
+    ),
+    case(
+        Empty,
+        &["init", "--project-name", "match"],
+        1,
+        "it is a Rust keyword",
+    ),
+    case(
+        Empty,
+        &["init", "--project-name", "1op"],
+        1,
+        "start with a lowercase letter",
+    ),
+    case(
+        Empty,
+        &["init", "--project-name", "../op"],
+        1,
+        "`.` is not allowed",
+    ),
+    case(
+        Empty,
+        &[
+            "init",
+            "--project-name",
+            "a-very-long-project-name-that-goes-on-and-on-past-the-dns-limit-x",
+        ],
+        1,
+        "at most 63",
+    ),
+    case(
+        Empty,
+        &["init", "--owner", "two\nlines"],
+        1,
+        "invalid owner",
+    ),
+    case(
+        Empty,
+        &["init", "--license", "mit"],
+        2,
+        "invalid value 'mit'",
+    ),
+    case(
+        BadDirName,
+        &["init"],
+        1,
+        "the directory name `my project` cannot name the project",
+    ),
+    // init: wrong place
+    case(Initialized, &["init"], 1, "is already initialized"),
+    // create api: names
+    case(
+        Initialized,
+        &["create", "api", "--group", "webapp", "--kind", "guestbook"],
+        1,
+        "start with an uppercase letter",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "webapp", "--kind", "Guest-book"],
+        1,
+        "`-` is not allowed",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "webapp", "--kind", "Guest_book"],
+        1,
+        "`_` is not allowed",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "webapp", "--kind", ""],
+        1,
+        "invalid kind ``: it is empty",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "webapp", "--kind", "Option"],
+        1,
+        "shadow a name of Rust's prelude",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "webapp", "--kind", "Type"],
+        1,
+        "module name `type`",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "webapp", "--kind", "Mock"],
+        1,
+        "module name `mock`",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "AVeryLongKindNameThatGoesOnAndOnAndOnPastTheKubernetesLimitOfSixtyThree",
+        ],
+        1,
+        "at most 63",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "Web", "--kind", "Guestbook"],
+        1,
+        "invalid group `Web`",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "web.app", "--kind", "Guestbook"],
+        1,
+        "`.` is not allowed",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "type", "--kind", "Guestbook"],
+        1,
+        "Rust keyword",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "../etc", "--kind", "Guestbook"],
+        1,
+        "invalid group `../etc`",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "a;rm", "--kind", "Guestbook"],
+        1,
+        "`;` is not allowed",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--group", "", "--kind", "Guestbook"],
+        1,
+        "invalid group ``: it is empty",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "V1",
+            "--kind",
+            "Guestbook",
+        ],
+        1,
+        "invalid version `V1`",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "1",
+            "--kind",
+            "Guestbook",
+        ],
+        1,
+        "invalid version `1`",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v1gamma1",
+            "--kind",
+            "Guestbook",
+        ],
+        1,
+        "`v1alpha1`",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--plural",
+            "Guestbooks",
+        ],
+        1,
+        "invalid plural",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--plural",
+            "guest books",
+        ],
+        1,
+        "` ` is not allowed",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--namespaced=maybe",
+        ],
+        2,
+        "invalid value 'maybe'",
+    ),
+    case(
+        Initialized,
+        &["create", "api", "--kind", "Guestbook"],
+        2,
+        "--group <GROUP>",
+    ),
+    // create api: requests that make no sense
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--resource=false",
+            "--controller=false",
+        ],
+        1,
+        "nothing to create",
+    ),
+    case(
+        Initialized,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--resource=false",
+            "--controller",
+        ],
+        1,
+        "a controller needs its type",
+    ),
+    // create api: wrong place, re-runs and clashes
+    case(
+        Empty,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+        1,
+        "not a kube-scaffold project",
+    ),
+    case(
+        WithGuestbook,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+        1,
+        "already exists",
+    ),
+    case(
+        WithGuestbook,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "GuestbookSpec",
+        ],
+        1,
+        "clashes with the types of kind `Guestbook`",
+    ),
+    case(
+        WithGuestbook,
+        &["create", "api", "--group", "other", "--kind", "Guestbook"],
+        1,
+        "share the name `guestbook`",
+    ),
+];
+
+fn prepare(setup: Setup) -> (tempfile::TempDir, std::path::PathBuf) {
+    match setup {
+        Empty => empty_dir("guestbook"),
+        BadDirName => empty_dir("my project"),
+        Initialized => initialized(),
+        WithGuestbook => with_guestbook(),
+    }
+}
+
+fn check(dir: &Path, args: &[&str], code: i32, message: &str) {
+    let before = tree(dir);
+    let assert = kube_scaffold(dir, args).code(code);
+    let stderr = stderr_of(&assert);
+    assert!(
+        stderr.contains(message),
+        "`{}`: stderr lacks `{message}`:\n{stderr}",
+        args.join(" ")
+    );
+    let has_error_line = stderr.lines().any(|l| l.starts_with("error: "));
+    assert!(
+        has_error_line,
+        "`{}`: no `error:` line:\n{stderr}",
+        args.join(" ")
+    );
+    if code == 1 {
+        assert!(
+            stderr.contains("\nhelp: "),
+            "`{}`: no `help:` line:\n{stderr}",
+            args.join(" ")
+        );
+    }
+    assert!(
+        tree(dir) == before,
+        "`{}` changed the directory",
+        args.join(" ")
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_changes_nothing() {
+    assert!(CASES.len() >= 30, "keep at least 30 cases");
+    for case in CASES {
+        let (_tmp, dir) = prepare(case.setup);
+        check(&dir, case.args, case.code, case.message);
+    }
+}
+
+#[test]
+fn init_names_the_users_files_it_would_overwrite() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    fs::write(dir.join("Makefile"), "all:\n\techo mine\n").unwrap();
+    fs::create_dir_all(dir.join("src")).unwrap();
+    fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+    fs::write(dir.join("notes.txt"), "kept\n").unwrap();
+    check(
+        &dir,
+        &["init"],
+        1,
+        "`Makefile`, `src/main.rs` would be overwritten",
+    );
+}
+
+#[test]
+fn a_broken_project_file_names_line_and_column() {
+    let (_tmp, dir) = initialized();
+    let text = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    fs::write(
+        dir.join("PROJECT"),
+        text.replace("domain = \"mock.com\"", "domain = mock.com"),
+    )
+    .unwrap();
+    check(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+        1,
+        "PROJECT is not valid at line 5, column",
+    );
+}
+
+#[test]
+fn an_unknown_project_version_is_refused() {
+    let (_tmp, dir) = initialized();
+    let text = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    fs::write(
+        dir.join("PROJECT"),
+        text.replace("version = \"1\"", "version = \"9\""),
+    )
+    .unwrap();
+    check(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+        1,
+        "has version `9`",
+    );
+}
+
+#[test]
+fn a_missing_marker_names_the_file_and_the_line_to_restore() {
+    let (_tmp, dir) = initialized();
+    let path = dir.join("src/controller/mod.rs");
+    let text = fs::read_to_string(&path).unwrap();
+    fs::write(
+        &path,
+        text.replace("    // +kube-scaffold:scaffold:controllers\n", ""),
+    )
+    .unwrap();
+    check(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+        1,
+        "`src/controller/mod.rs` has no marker line `// +kube-scaffold:scaffold:controllers`",
+    );
+}

@@ -1,0 +1,241 @@
+//! The product test: generate projects outside this repository and run in them what their
+//! user would. There is no API server and no container engine on the machines this runs on,
+//! so it stops at the cluster's door: `make install` runs against a kubectl stand-in that
+//! records what it was given, and the image is linted (hadolint), not built.
+//!
+//! Needs kustomize, kubernetes-validate, hadolint and python3 with PyYAML and jsonschema:
+//! `scripts/install-test-tools` installs them. Builds share one target directory
+//! (`target/tmp/generated-target`), so only the first run pays for the dependencies.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::support::{empty_dir, kube_scaffold};
+
+/// The Kubernetes version manifests are validated against: the oldest the project supports.
+const KUBERNETES: &str = "1.33.0";
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated-target")
+}
+
+/// A tool from `.tools/bin` (where scripts/install-test-tools puts it) or the PATH.
+fn tool(name: &str) -> PathBuf {
+    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".tools/bin")
+        .join(name);
+    if local.exists() {
+        return local;
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .find(|f| f.is_file())
+        })
+        .unwrap_or_default();
+    on_path.unwrap_or_else(|| panic!("`{name}` is not installed: run `scripts/install-test-tools`"))
+}
+
+/// Runs `program args` in `dir`; panics with its output unless it succeeds.
+fn run(dir: &Path, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
+    let program = program.as_ref();
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "`{} {}` failed in {}:\n--- stdout\n{}\n--- stderr\n{}",
+        program.to_string_lossy(),
+        args.join(" "),
+        dir.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// kubernetes-validate exits 0 on kinds it does not know, so any output is a failure.
+fn assert_valid_manifests(dir: &Path, file: &Path) {
+    let file = file.to_str().unwrap();
+    let output = run(
+        dir,
+        tool("kubernetes-validate"),
+        &["-k", KUBERNETES, "--strict", "--quiet", file],
+    );
+    let said = format!(
+        "{}{}",
+        text(&output),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        said.trim().is_empty(),
+        "kubernetes-validate on {file}:\n{said}"
+    );
+}
+
+fn kustomize_build(dir: &Path, path: &str, out: &str) -> PathBuf {
+    let output = run(dir, tool("kustomize"), &["build", path]);
+    let file = dir.join(out);
+    fs::write(&file, &output.stdout).unwrap();
+    file
+}
+
+#[test]
+fn an_initialized_project_builds_without_warnings() {
+    let (_tmp, dir) = empty_dir("fresh-operator");
+    kube_scaffold(&dir, &["init", "--domain", "example.com"]).success();
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    run(&dir, "cargo", &["fmt", "--check"]);
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    );
+    run(&dir, "make", &["manifests"]);
+    assert_eq!(
+        fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap(),
+        role,
+        "`make manifests` rewrites the role.yaml that init wrote"
+    );
+}
+
+#[test]
+fn a_generated_project_builds_lints_tests_and_validates() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    let kinds: &[&[&str]] = &[
+        &["--group", "webapp", "--kind", "Guestbook"],
+        &[
+            "--group",
+            "webapp",
+            "--kind",
+            "Config",
+            "--namespaced=false",
+        ],
+        &[
+            "--group",
+            "ops",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Result",
+        ],
+        &[
+            "--group",
+            "infrastructure-automation",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "MutatingWebhookConfiguration",
+        ],
+    ];
+    kube_scaffold(&dir, &["init", "--domain", "mock.com"]).success();
+    for kind in kinds {
+        kube_scaffold(
+            &dir,
+            &[&["create", "api", "--resource", "--controller"][..], kind].concat(),
+        )
+        .success();
+    }
+
+    // The code, as generated.
+    run(&dir, "cargo", &["build"]);
+    run(&dir, "cargo", &["fmt", "--check"]);
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    );
+    let tests = run(&dir, "cargo", &["test"]);
+    let summary = text(&tests);
+    let expected = 5 * kinds.len() + 3;
+    assert!(
+        summary.contains(&format!("test result: ok. {expected} passed; 0 failed")),
+        "expected {expected} passing tests:\n{summary}"
+    );
+
+    // The manifests.
+    let manifests = text(&run(&dir, "make", &["manifests"]));
+    for crd in [
+        "webapp.mock.com_guestbooks",
+        "webapp.mock.com_configs",
+        "ops.mock.com_results",
+        "infrastructure-automation.mock.com_mutatingwebhookconfigurations",
+    ] {
+        let file = format!("config/crd/bases/{crd}.yaml");
+        assert!(manifests.contains(&format!("wrote {file}")), "{manifests}");
+        assert!(dir.join(&file).exists(), "{file}");
+    }
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    assert!(
+        role.contains("- guestbooks/status") && role.contains("- results/finalizers"),
+        "{role}"
+    );
+    let config_crd =
+        fs::read_to_string(dir.join("config/crd/bases/webapp.mock.com_configs.yaml")).unwrap();
+    assert!(config_crd.contains("scope: Cluster"), "{config_crd}");
+
+    let all = kustomize_build(&dir, "config/default", "all.yaml");
+    assert_valid_manifests(&dir, &all);
+    let samples = kustomize_build(&dir, "config/samples", "samples.yaml");
+    let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tools/check_samples.py");
+    let checked = text(&run(
+        &dir,
+        "python3",
+        &[checker, "config/crd/bases", samples.to_str().unwrap()],
+    ));
+    assert!(
+        checked.contains("4 CRDs, 4 samples, 0 problems"),
+        "{checked}"
+    );
+
+    // The image: linted, since no container engine runs here.
+    let lint = run(&dir, tool("hadolint"), &["Dockerfile"]);
+    assert!(text(&lint).trim().is_empty(), "hadolint: {}", text(&lint));
+
+    // The installer, with the image set.
+    let kustomize = tool("kustomize");
+    let kustomize_var = format!("KUSTOMIZE={}", kustomize.display());
+    let img = "IMG=registry.example.com/guestbook:v0.1.0";
+    run(&dir, "make", &["build-installer", &kustomize_var, img]);
+    let installer = dir.join("dist/install.yaml");
+    let installer_text = fs::read_to_string(&installer).unwrap();
+    assert!(
+        installer_text.contains("image: registry.example.com/guestbook:v0.1.0"),
+        "{installer_text}"
+    );
+    assert_valid_manifests(&dir, &installer);
+
+    // `make install`, up to the cluster's door: a kubectl stand-in records what it is given.
+    let stand_in = dir.join("kubectl-stand-in");
+    fs::write(
+        &stand_in,
+        "#!/usr/bin/env bash\n# A stand-in for kubectl: no API server runs here.\n\
+         printf '%s\\n' \"$*\" > kubectl-args.txt\ncat > kubectl-stdin.yaml\n",
+    )
+    .unwrap();
+    run(&dir, "chmod", &["+x", stand_in.to_str().unwrap()]);
+    let kubectl_var = format!("KUBECTL={}", stand_in.display());
+    run(&dir, "make", &["install", &kustomize_var, &kubectl_var]);
+    let args = fs::read_to_string(dir.join("kubectl-args.txt")).unwrap();
+    assert_eq!(args.trim(), "apply --server-side -f -");
+    let applied = dir.join("kubectl-stdin.yaml");
+    let applied_text = fs::read_to_string(&applied).unwrap();
+    assert_eq!(
+        applied_text
+            .matches("kind: CustomResourceDefinition")
+            .count(),
+        kinds.len()
+    );
+    assert_valid_manifests(&dir, &applied);
+}

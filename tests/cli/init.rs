@@ -1,0 +1,97 @@
+//! `init`, `version`, `completion` and `--help` through the binary.
+
+use std::fs;
+
+use crate::support::{empty_dir, kube_scaffold, stdout_of};
+
+#[test]
+fn the_project_name_defaults_to_the_directory_name() {
+    let (_tmp, dir) = empty_dir("my-operator");
+    let assert = kube_scaffold(&dir, &["init", "--domain", "example.com"]).success();
+    assert!(
+        stdout_of(&assert).contains("kube-scaffold create api"),
+        "init names the next step"
+    );
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("projectName = \"my-operator\""),
+        "{project}"
+    );
+    assert!(project.contains("domain = \"example.com\""), "{project}");
+    let cargo = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(cargo.contains("name = \"my-operator\""), "{cargo}");
+    let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
+    assert!(
+        main.contains("use my_operator::{api, controller, health};"),
+        "{main}"
+    );
+}
+
+#[test]
+fn license_none_writes_no_header() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    kube_scaffold(&dir, &["init", "--license", "none"]).success();
+    assert!(!dir.join("hack/boilerplate.rs.txt").exists());
+    let lib = fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(lib.starts_with("//! The guestbook operator"), "{lib}");
+}
+
+#[test]
+fn the_owner_goes_into_the_license_header() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    kube_scaffold(&dir, &["init", "--owner", "Jane Roe"]).success();
+    let boilerplate = fs::read_to_string(dir.join("hack/boilerplate.rs.txt")).unwrap();
+    assert!(
+        boilerplate.starts_with("// Copyright 2026 Jane Roe.\n"),
+        "{boilerplate}"
+    );
+    let lib = fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.starts_with(&format!("{boilerplate}\n//! The guestbook operator")),
+        "{lib}"
+    );
+}
+
+#[test]
+fn every_command_shows_an_example_in_its_help() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    for args in [
+        &["--help"][..],
+        &["init", "--help"],
+        &["create", "api", "--help"],
+        &["completion", "--help"],
+    ] {
+        let assert = kube_scaffold(&dir, args).success();
+        assert!(
+            stdout_of(&assert).contains("Example:\n  "),
+            "`{}` has no example",
+            args.join(" ")
+        );
+    }
+}
+
+#[test]
+fn version_names_what_it_scaffolds() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    let out = stdout_of(&kube_scaffold(&dir, &["version"]).success());
+    assert!(
+        out.starts_with(&format!("kube-scaffold {}\n", env!("CARGO_PKG_VERSION"))),
+        "{out}"
+    );
+    assert!(
+        out.contains("kube 5.0.0, k8s-openapi 0.29.0 (Kubernetes 1.33+)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn completion_scripts_for_every_shell() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = stdout_of(&kube_scaffold(&dir, &["completion", shell]).success());
+        assert!(
+            out.contains("kube-scaffold") && out.contains("create"),
+            "{shell}: {out}"
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! kube-scaffold's tests through the real binary: one module per concern.
+
+mod create_api;
+mod errors;
+mod generated_project;
+mod golden;
+mod init;
+mod support;

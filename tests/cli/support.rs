@@ -1,0 +1,134 @@
+//! Running the binary in temporary projects, and comparing whole trees.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// 2026-11-21: license headers in golden trees carry this year, whenever the tests run.
+pub const SOURCE_DATE_EPOCH: &str = "1795219200";
+
+/// `kube-scaffold ARGS` in `dir`, with no terminal and a fixed date.
+pub fn kube_scaffold(dir: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("kube-scaffold")
+        .expect("the binary is built")
+        .current_dir(dir)
+        .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        .args(args)
+        .assert()
+}
+
+/// A temporary directory holding an empty directory named `name` (the default project name).
+pub fn empty_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let dir = tmp.path().join(name);
+    fs::create_dir(&dir).expect("create the project directory");
+    (tmp, dir)
+}
+
+/// A project made by `init --domain mock.com` in a directory named `guestbook`.
+pub fn initialized() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = empty_dir("guestbook");
+    kube_scaffold(&dir, &["init", "--domain", "mock.com"]).success();
+    (tmp, dir)
+}
+
+/// `init` plus `create api --group webapp --kind Guestbook`.
+pub fn with_guestbook() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = initialized();
+    kube_scaffold(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+    )
+    .success();
+    (tmp, dir)
+}
+
+/// Every file under `root` (relative path -> bytes), skipping build output.
+pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read a directory") {
+            let path = entry.expect("a directory entry").path();
+            let name = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            if name == "target" || name == "Cargo.lock" {
+                continue;
+            }
+            if path.is_dir() {
+                out.insert(format!("{name}/"), Vec::new());
+                stack.push(path);
+            } else {
+                out.insert(name, fs::read(&path).expect("read a file"));
+            }
+        }
+    }
+    out
+}
+
+/// Compares the tree at `dir` with `tests/golden/<case>`, file list and contents.
+/// `UPDATE_GOLDEN=1 cargo test --test cli golden` rewrites the golden tree instead.
+pub fn assert_golden(dir: &Path, case: &str) {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(case);
+    let actual = tree(dir);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        let _ = fs::remove_dir_all(&golden);
+        for (name, bytes) in &actual {
+            let path = golden.join(name);
+            if name.ends_with('/') {
+                fs::create_dir_all(&path).unwrap();
+            } else {
+                fs::create_dir_all(path.parent().unwrap()).unwrap();
+                fs::write(&path, bytes).unwrap();
+            }
+        }
+        return;
+    }
+    let expected = tree(&golden);
+    let refresh = "if the change is intended, run `UPDATE_GOLDEN=1 cargo test --test cli golden` and review the diff";
+    let missing: Vec<_> = expected
+        .keys()
+        .filter(|k| !actual.contains_key(*k))
+        .collect();
+    let extra: Vec<_> = actual
+        .keys()
+        .filter(|k| !expected.contains_key(*k))
+        .collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "golden case `{case}`: files not generated {missing:?}, files not expected {extra:?}; {refresh}"
+    );
+    for (name, bytes) in &expected {
+        let got = &actual[name];
+        if got != bytes {
+            let (want, got) = (String::from_utf8_lossy(bytes), String::from_utf8_lossy(got));
+            let line = want
+                .lines()
+                .zip(got.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or_else(|| want.lines().count().min(got.lines().count()));
+            panic!(
+                "golden case `{case}`: `{name}` differs at line {}:\n  expected: {:?}\n  actual:   {:?}\n{refresh}",
+                line + 1,
+                want.lines().nth(line),
+                got.lines().nth(line)
+            );
+        }
+    }
+}
+
+/// The output of a finished command, as text.
+pub fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
+}
+
+pub fn stdout_of(assert: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8_lossy(&assert.get_output().stdout).into_owned()
+}

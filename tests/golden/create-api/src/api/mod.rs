@@ -1,0 +1,29 @@
+// Copyright 2026 The Guestbook Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! API types: one module per group and version, one file per kind.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+pub mod webapp;
+
+// +kube-scaffold:scaffold:api-groups
+
+/// Every CustomResourceDefinition of this project, as `make manifests` writes them.
+pub fn crds() -> Vec<CustomResourceDefinition> {
+    vec![
+        <webapp::v1::Guestbook as kube::CustomResourceExt>::crd(),
+        // +kube-scaffold:scaffold:crds
+    ]
+}

@@ -1,0 +1,106 @@
+// Copyright 2026 The Guestbook Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The manager: checks the cluster, serves health probes, and runs every controller of this
+//! project until SIGTERM or Ctrl-C.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Parser, ValueEnum};
+use tracing_subscriber::EnvFilter;
+
+use guestbook::{api, controller, health};
+
+/// Runs the guestbook operator's controllers against the cluster of the current
+/// kubeconfig (or the in-cluster config when it runs in a pod).
+#[derive(Parser, Debug)]
+#[command(version)]
+struct Args {
+    /// The address the health probes (/healthz, /readyz) bind to.
+    #[arg(
+        long,
+        env = "HEALTH_PROBE_BIND_ADDRESS",
+        default_value = "0.0.0.0:8081"
+    )]
+    health_probe_bind_address: SocketAddr,
+    /// How log lines are written; RUST_LOG filters them (default: info).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    init_tracing(args.log_format);
+
+    let client = kube::Client::try_default().await.context(
+        "cannot configure a Kubernetes client from the kubeconfig or the in-cluster config",
+    )?;
+    check_cluster(&client).await?;
+
+    let ctx = Arc::new(controller::Context::new(client));
+    let listener = tokio::net::TcpListener::bind(args.health_probe_bind_address)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.health_probe_bind_address))?;
+    let probes = health::router(ctx.readiness.clone());
+    tokio::spawn(async move { axum::serve(listener, probes).await });
+
+    tracing::info!("starting controllers; press Ctrl-C to stop");
+    controller::run(ctx).await;
+    tracing::info!("all controllers stopped");
+    Ok(())
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
+}
+
+/// Fails fast, with the fix in the message, when the API server cannot be reached or a CRD of
+/// this project is not installed, instead of retrying silently.
+async fn check_cluster(client: &kube::Client) -> anyhow::Result<()> {
+    let version = client
+        .apiserver_version()
+        .await
+        .context("cannot reach the Kubernetes API server: check your kubeconfig and cluster")?;
+    tracing::info!(version = %version.git_version, "connected to the API server");
+    for crd in api::crds() {
+        let (group, plural) = (&crd.spec.group, &crd.spec.names.plural);
+        for version in &crd.spec.versions {
+            let group_version = format!("{group}/{}", version.name);
+            let installed = match client.list_api_group_resources(&group_version).await {
+                Ok(list) => list.resources.iter().any(|r| &r.name == plural),
+                Err(kube::Error::Api(status)) if status.code == 404 => false,
+                Err(err) => return Err(err).context("cannot list the API server's resources"),
+            };
+            anyhow::ensure!(
+                installed,
+                "the CRD {plural}.{group} ({group_version}) is not installed: run `make install`"
+            );
+        }
+    }
+    Ok(())
+}
