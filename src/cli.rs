@@ -25,6 +25,7 @@ pub enum Command {
     #[command(subcommand)]
     Create(CreateCommand),
     /// Print kube-scaffold's version and the versions it scaffolds.
+    #[command(after_help = "Example:\n  kube-scaffold version")]
     Version,
     /// Print a shell completion script.
     #[command(

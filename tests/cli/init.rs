@@ -60,6 +60,7 @@ fn every_command_shows_an_example_in_its_help() {
         &["init", "--help"],
         &["create", "api", "--help"],
         &["completion", "--help"],
+        &["version", "--help"],
     ] {
         let assert = kube_scaffold(&dir, args).success();
         assert!(
