@@ -51,6 +51,9 @@ pub struct InitArgs {
     /// The license header of generated sources.
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
+    /// Print the files it would write; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// License headers `init` can write.
@@ -94,7 +97,13 @@ pub struct CreateApiArgs {
     /// The resource's plural, when the English plural is not what you want.
     #[arg(long)]
     pub plural: Option<String>,
-    /// Overwrite the kind's files if they exist.
+    /// Overwrite the kind's files if they exist (files you edited are kept; see below).
     #[arg(long)]
     pub force: bool,
+    /// With --force, also overwrite the kind's files you edited since they were scaffolded.
+    #[arg(long, requires = "force")]
+    pub overwrite_edited: bool,
+    /// Print the files it would write and a diff of each change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

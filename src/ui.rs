@@ -46,6 +46,11 @@ pub fn status(action: &str, path: &str) {
     println!("{action:>8} {path}");
 }
 
+/// A unified diff, on stdout.
+pub fn diff(text: &str) {
+    print!("{text}");
+}
+
 /// Free text for the user, on stdout.
 pub fn say(text: &str) {
     println!("{text}");

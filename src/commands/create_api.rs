@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::cli::CreateApiArgs;
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
-use crate::model::project::{self, Project, Resource};
+use crate::model::project::{Project, Resource};
 use crate::prompt;
 use crate::scaffold::plan::{IfExists, Plan};
 use crate::ui::{self, user_error};
@@ -37,6 +37,8 @@ pub struct ApiContext {
     /// The alias controllers import the group-version under, kubebuilder style (`webappv1`).
     pub api_alias: String,
     pub sample_file: String,
+    /// The sample object's name: `<kind>-sample`, the kind cut short to fit a DNS label.
+    pub sample_name: String,
 }
 
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
@@ -44,8 +46,14 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.domain)?;
     let plural = match &args.plural {
         Some(plural) => gvk::plural(plural)?,
-        None => names::plural(&gvk.kind),
+        None => gvk::plural(&names::plural(&gvk.kind)).map_err(|err| {
+            err.context(format!(
+                "the plural of kind `{}` cannot name a resource",
+                gvk.kind
+            ))
+        })?,
     };
+    check_crd_name(&plural, &gvk.qualified_group(&project.domain))?;
     check_against_project(&project, &gvk)?;
     let header = read_header(root)?;
 
@@ -56,30 +64,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         .cloned();
     check_request(&gvk, existing.as_ref(), resource, controller, args.force)?;
 
-    let group_module = names::crate_name(&gvk.group);
-    let context = ApiContext {
-        project_name: project.project_name.clone(),
-        crate_name: names::crate_name(&project.project_name),
-        domain: project.domain.clone(),
-        header,
-        qualified_group: gvk.qualified_group(&project.domain),
-        api_alias: format!("{group_module}{}", gvk.version),
-        group_module,
-        kind_module: names::snake(&gvk.kind),
-        kind_lower: gvk.kind.to_lowercase(),
-        sample_file: format!(
-            "{}_{}_{}.yaml",
-            gvk.group,
-            gvk.version,
-            gvk.kind.to_lowercase()
-        ),
-        group: gvk.group.clone(),
-        version: gvk.version.clone(),
-        kind: gvk.kind.clone(),
-        plural,
-        namespaced: args.namespaced,
-    };
-
+    let context = ApiContext::new(&project, &gvk, plural, args.namespaced, header);
     let mut plan = Plan::default();
     if resource {
         plan_resource(&mut plan, &context);
@@ -103,23 +88,53 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         controller: previous.controller || controller,
         ..previous
     });
-    plan.generated.push((
-        project::FILE.into(),
-        project.to_toml()?,
-        IfExists::Overwrite,
-    ));
-
-    super::execute(
-        &plan,
-        &context,
-        root,
-        args.force,
-        "pass `--force` to scaffold the kind's files again",
-    )?;
+    let how = super::Execution {
+        force: args.force,
+        overwrite_edited: args.overwrite_edited,
+        dry_run: args.dry_run,
+        track_edits: true,
+        conflict_help: "pass `--force` to scaffold the kind's files again",
+    };
+    super::execute(&plan, &context, root, project, &how)?;
+    if args.dry_run {
+        return Ok(());
+    }
     ui::say(
         "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests",
     );
     Ok(())
+}
+
+impl ApiContext {
+    /// Every name the templates need, derived from validated input.
+    pub fn new(
+        project: &Project,
+        gvk: &Gvk,
+        plural: String,
+        namespaced: bool,
+        header: String,
+    ) -> Self {
+        let group_module = names::crate_name(&gvk.group);
+        let kind_lower = gvk.kind.to_lowercase();
+        Self {
+            project_name: project.project_name.clone(),
+            crate_name: names::crate_name(&project.project_name),
+            domain: project.domain.clone(),
+            header,
+            qualified_group: gvk.qualified_group(&project.domain),
+            api_alias: format!("{group_module}{}", gvk.version),
+            group_module,
+            kind_module: names::snake(&gvk.kind),
+            sample_file: format!("{}_{}_{kind_lower}.yaml", gvk.group, gvk.version),
+            sample_name: format!("{}-sample", &kind_lower[..kind_lower.len().min(56)]),
+            kind_lower,
+            group: gvk.group.clone(),
+            version: gvk.version.clone(),
+            kind: gvk.kind.clone(),
+            plural,
+            namespaced,
+        }
+    }
 }
 
 /// The files and inserts of a kind's type, CRD entry, sample and RBAC roles.
@@ -245,6 +260,18 @@ pub fn plan_controller(plan: &mut Plan, c: &ApiContext) {
     );
 }
 
+/// The CRD's name, `<plural>.<group>.<domain>`, must be a DNS subdomain too.
+fn check_crd_name(plural: &str, qualified_group: &str) -> anyhow::Result<()> {
+    let name = format!("{plural}.{qualified_group}");
+    match names::dns1123_subdomain_problem(&name) {
+        Some(problem) => Err(user_error(
+            format!("the CRD name `{name}` is invalid: {problem}"),
+            "choose a shorter group, domain or `--plural`",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// One kind per project, and no type name twice in one module.
 fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
     let module = names::snake(&gvk.kind);
@@ -329,4 +356,70 @@ fn read_header(root: &Path) -> anyhow::Result<String> {
         ));
     }
     Ok(format!("{}\n\n", text.trim_end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::LazyLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::model::names::RUST_KEYWORDS;
+    use crate::scaffold::templates::Templates;
+
+    static TEMPLATES: LazyLock<Templates> = LazyLock::new(|| Templates::load().unwrap());
+
+    fn is_identifier(name: &str) -> bool {
+        let mut chars = name.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !RUST_KEYWORDS.contains(&name)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// Whatever the validators accept yields Rust identifiers, Kubernetes names, and
+        /// templates that render.
+        #[test]
+        fn accepted_names_give_valid_identifiers_names_and_renders(
+            group in "[a-z][a-z0-9-]{0,70}|[a-z0-9.;_/ -]{0,12}",
+            version in "v[0-9]{1,2}((alpha|beta)[0-9]{1,2})?|[A-Za-z0-9]{0,4}",
+            kind in "[A-Z][A-Za-z0-9]{0,70}|[A-Za-z0-9_ -]{0,8}",
+            domain in "[a-z]{1,20}(\\.[a-z]{2,10}){0,3}",
+            namespaced in any::<bool>(),
+        ) {
+            let project = Project::new(domain, "guestbook".into());
+            let Ok(gvk) = Gvk::parse(&group, &version, &kind, &project.domain) else {
+                return Ok(());
+            };
+            let Ok(plural) = gvk::plural(&names::plural(&gvk.kind)) else {
+                return Ok(());
+            };
+            if check_crd_name(&plural, &gvk.qualified_group(&project.domain)).is_err() {
+                return Ok(());
+            }
+            let c = ApiContext::new(&project, &gvk, plural, namespaced, String::new());
+            for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
+                prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
+            }
+            prop_assert!(names::dns1123_subdomain_problem(&c.qualified_group).is_none());
+            prop_assert!(names::dns1035_label_problem(&c.plural).is_none(), "plural {}", c.plural);
+            for name in [&c.sample_name, &format!("{}.{}", c.plural, c.qualified_group)] {
+                prop_assert!(names::dns1123_subdomain_problem(name).is_none(), "{}", name);
+            }
+            // RBAC names are path segments: no `/` or `%`.
+            let role = format!("{}-editor-role", c.kind_lower);
+            prop_assert!(!role.contains(['/', '%']), "{}", role);
+            let mut plan = Plan::default();
+            plan_resource(&mut plan, &c);
+            plan_controller(&mut plan, &c);
+            for spec in &plan.files {
+                prop_assert!(TEMPLATES.render(&spec.template, &c).is_ok(), "{}", spec.template);
+            }
+        }
+    }
 }

@@ -14,6 +14,7 @@ use crate::scaffold::templates::Templates;
 use crate::ui::{self, user_error};
 
 /// The files `init` writes: (template under `scaffolds/`, destination).
+#[rustfmt::skip]
 const FILES: &[(&str, &str)] = &[
     ("init/Cargo.toml.tera", "Cargo.toml"),
     ("init/Makefile.tera", "Makefile"),
@@ -24,46 +25,30 @@ const FILES: &[(&str, &str)] = &[
     ("init/src/main.rs.tera", "src/main.rs"),
     ("init/src/lib.rs.tera", "src/lib.rs"),
     ("init/src/health.rs.tera", "src/health.rs"),
+    ("init/src/leader.rs.tera", "src/leader.rs"),
+    ("init/src/metrics.rs.tera", "src/metrics.rs"),
     ("init/src/api/mod.rs.tera", "src/api/mod.rs"),
     ("init/src/controller/mod.rs.tera", "src/controller/mod.rs"),
-    (
-        "init/src/controller/conditions.rs.tera",
-        "src/controller/conditions.rs",
-    ),
+    ("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
     ("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
-    (
-        "init/config/default/kustomization.yaml.tera",
-        "config/default/kustomization.yaml",
-    ),
-    (
-        "init/config/manager/kustomization.yaml.tera",
-        "config/manager/kustomization.yaml",
-    ),
-    (
-        "init/config/manager/manager.yaml.tera",
-        "config/manager/manager.yaml",
-    ),
-    (
-        "init/config/rbac/kustomization.yaml.tera",
-        "config/rbac/kustomization.yaml",
-    ),
-    (
-        "init/config/rbac/service_account.yaml.tera",
-        "config/rbac/service_account.yaml",
-    ),
+    ("init/tests/e2e.rs.tera", "tests/e2e.rs"),
+    ("init/github/workflows/test.yml.tera", ".github/workflows/test.yml"),
+    ("init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml"),
+    ("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
+    ("init/config/default/kustomization.yaml.tera", "config/default/kustomization.yaml"),
+    ("init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml"),
+    ("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
+    ("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
+    ("init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml"),
+    ("init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml"),
+    ("init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml"),
+    ("init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml"),
+    ("init/config/rbac/kustomization.yaml.tera", "config/rbac/kustomization.yaml"),
+    ("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
     ("init/config/rbac/role.yaml.tera", "config/rbac/role.yaml"),
-    (
-        "init/config/rbac/role_binding.yaml.tera",
-        "config/rbac/role_binding.yaml",
-    ),
-    (
-        "init/config/rbac/leader_election_role.yaml.tera",
-        "config/rbac/leader_election_role.yaml",
-    ),
-    (
-        "init/config/rbac/leader_election_role_binding.yaml.tera",
-        "config/rbac/leader_election_role_binding.yaml",
-    ),
+    ("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
+    ("init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml"),
+    ("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
 ];
 
 /// The license header template, rendered first: it goes to `hack/` and atop every source.
@@ -124,18 +109,19 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
         let boilerplate = Templates::load()?.render(BOILERPLATE.0, &context)?;
         context.header = format!("{boilerplate}\n");
     }
-    let mut plan = plan(apache2);
+    let plan = plan(apache2);
     let project = Project::new(domain, project_name);
-    plan.generated
-        .push((project::FILE.into(), project.to_toml()?, IfExists::Error));
-
-    super::execute(
-        &plan,
-        &context,
-        root,
-        false,
-        "`init` writes these files: move them away, or run `init` in a new directory",
-    )?;
+    let how = super::Execution {
+        force: false,
+        overwrite_edited: false,
+        dry_run: args.dry_run,
+        track_edits: false,
+        conflict_help: "`init` writes these files: move them away, or run `init` in a new directory",
+    };
+    super::execute(&plan, &context, root, project, &how)?;
+    if args.dry_run {
+        return Ok(());
+    }
     ui::say(
         "\nNext: define a resource with:\n$ kube-scaffold create api --group <group> --version v1 --kind <Kind>",
     );

@@ -5,8 +5,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::cli::{Cli, Command, CreateCommand};
-use crate::scaffold::apply::{self, Options};
-use crate::scaffold::plan::Plan;
+use crate::model::project::{self, Project};
+use crate::scaffold::apply::{self, Action, Options};
+use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::ui;
@@ -27,13 +28,28 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Renders `plan` with `context`, writes it all or nothing, and prints one line per file.
+/// How a command wants its plan carried out.
+struct Execution<'a> {
+    /// Overwrite the files `--force` may replace.
+    force: bool,
+    /// With `force`, overwrite files their user edited too.
+    overwrite_edited: bool,
+    /// Print what would change; write nothing.
+    dry_run: bool,
+    /// Record the digest of each file `--force` may replace, to tell user edits later.
+    track_edits: bool,
+    /// The `help:` line when files are in the way.
+    conflict_help: &'a str,
+}
+
+/// Renders `plan` with `context` and the PROJECT record `project`, then writes it all or
+/// nothing and prints one line per file (or, in a dry run, prints what would change).
 fn execute(
     plan: &Plan,
     context: &impl Serialize,
     root: &Path,
-    force: bool,
-    conflict_help: &str,
+    mut project: Project,
+    how: &Execution<'_>,
 ) -> anyhow::Result<()> {
     let templates = Templates::load()?;
     let rustfmt = Rustfmt::detect();
@@ -42,17 +58,52 @@ fn execute(
             "rustfmt not found: the generated Rust is written unformatted; run `cargo fmt` once rustfmt is installed",
         );
     }
+    let recorded = project.generated.clone();
     let options = Options {
-        force,
-        conflict_help,
+        force: how.force,
+        overwrite_edited: how.overwrite_edited,
+        recorded: &recorded,
+        conflict_help: how.conflict_help,
         rustfmt: &rustfmt,
     };
-    let changes = apply::render(plan, &templates, context, root, &options)?;
+    let mut changes = apply::render(plan, &templates, context, root, &options)?;
+    if how.track_edits {
+        for spec in plan.files.iter().filter(|s| s.if_exists == IfExists::Error) {
+            if let Some(change) = changes.iter().find(|c| c.path == spec.dest) {
+                project
+                    .generated
+                    .insert(spec.dest.clone(), apply::digest(&change.content));
+            }
+        }
+    }
+    changes.push(apply::replace(root, project::FILE, project.to_toml()?)?);
+
+    if how.dry_run {
+        for change in &changes {
+            ui::status(change.action.label(), &change.path);
+            if let (Some(original), Action::Overwrite | Action::Update) =
+                (&change.original, change.action)
+            {
+                ui::diff(&unified_diff(original, &change.content, &change.path));
+            }
+        }
+        ui::note("dry run: nothing was written");
+        return Ok(());
+    }
     apply::write(root, &changes)?;
     for change in &changes {
         ui::status(change.action.label(), &change.path);
     }
     Ok(())
+}
+
+/// A unified diff of one file, with three lines of context.
+fn unified_diff(old: &str, new: &str, path: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
 }
 
 /// The year for license headers: from `SOURCE_DATE_EPOCH` when set (reproducible output),
@@ -118,6 +169,7 @@ mod tests {
             namespaced,
             api_alias: "web_appv1".into(),
             sample_file: "web-app_v1_httproute.yaml".into(),
+            sample_name: "httproute-sample".into(),
         }
     }
 
@@ -141,7 +193,11 @@ mod tests {
                 let text = templates
                     .render(&spec.template, &api_context(namespaced))
                     .unwrap();
-                assert!(!text.contains("{{"), "{} left a placeholder", spec.template);
+                assert!(
+                    !text.contains("{{ ") && !text.contains("{%"),
+                    "{} left a placeholder",
+                    spec.template
+                );
             }
         }
         let all = crate::scaffold::templates::names();

@@ -1,5 +1,6 @@
 //! The PROJECT file: what `init` and `create api` recorded, read by every later command.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -28,6 +29,10 @@ pub struct Project {
     pub cli_version: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// The sha256 of each file `--force` may replace, as kube-scaffold last wrote it: a file
+    /// whose content no longer matches was edited by its user.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub generated: BTreeMap<String, String>,
 }
 
 /// One group/version/kind and what was scaffolded for it.
@@ -53,6 +58,7 @@ impl Project {
             project_name,
             cli_version: env!("CARGO_PKG_VERSION").into(),
             resources: Vec::new(),
+            generated: BTreeMap::new(),
         }
     }
 

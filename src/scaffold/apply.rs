@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use super::marker;
 use super::plan::{IfExists, Plan};
@@ -53,12 +54,23 @@ pub struct Change {
 
 /// How the command wants conflicts handled.
 pub struct Options<'a> {
-    /// Overwrite files whose policy is `IfExists::Error`.
+    /// Overwrite files whose policy is `IfExists::Error`, unless their user edited them.
     pub force: bool,
+    /// With `force`, overwrite edited files too.
+    pub overwrite_edited: bool,
+    /// The sha256 of each file as the tool last wrote it (see `digest`).
+    pub recorded: &'a BTreeMap<String, String>,
     /// The `help:` line shown when files are in the way.
     pub conflict_help: &'a str,
     /// Formats generated Rust sources.
     pub rustfmt: &'a Rustfmt,
+}
+
+/// The fingerprint of a file's content the PROJECT file records: `sha256:<hex>`.
+pub fn digest(content: &str) -> String {
+    let hash = Sha256::digest(content.as_bytes());
+    let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 /// Renders every file and insert of `plan` against the tree at `root`. Nothing is written.
@@ -69,57 +81,62 @@ pub fn render(
     root: &Path,
     options: &Options<'_>,
 ) -> anyhow::Result<Vec<Change>> {
-    let mut contents = Vec::new();
-    for spec in &plan.files {
-        let mut text = templates.render(&spec.template, context)?;
-        if spec.dest.ends_with(".rs") {
-            text = options.rustfmt.format(&text, root, &spec.dest)?;
-        }
-        contents.push((spec.dest.clone(), text, spec.if_exists));
-    }
-    contents.extend(plan.generated.iter().cloned());
-
     let mut changes: BTreeMap<String, Change> = BTreeMap::new();
     let mut conflicts = Vec::new();
-    for (dest, content, if_exists) in contents {
-        let original = read_existing(root, &dest)?;
+    let mut edited = Vec::new();
+    for spec in &plan.files {
+        let mut content = templates.render(&spec.template, context)?;
+        if spec.dest.ends_with(".rs") {
+            content = options.rustfmt.format(&content, root, &spec.dest)?;
+        }
+        let original = read_existing(root, &spec.dest)?;
         let action = match &original {
             None => Action::Create,
             Some(existing) if *existing == content => Action::Unchanged,
-            Some(_) => match if_exists {
+            Some(existing) => match spec.if_exists {
                 IfExists::Error if !options.force => {
-                    conflicts.push(dest.clone());
+                    conflicts.push(spec.dest.clone());
+                    Action::Skip
+                }
+                IfExists::Error
+                    if !options.overwrite_edited
+                        && options.recorded.get(&spec.dest) != Some(&digest(existing)) =>
+                {
+                    edited.push(spec.dest.clone());
                     Action::Skip
                 }
                 IfExists::Error | IfExists::Overwrite => Action::Overwrite,
                 IfExists::Skip => Action::Skip,
             },
         };
-        changes.insert(
-            dest.clone(),
-            Change {
-                path: dest,
-                action,
-                content,
-                original,
-            },
-        );
+        if action == Action::Skip {
+            content = original.clone().unwrap_or_default();
+        }
+        let change = Change {
+            path: spec.dest.clone(),
+            action,
+            content,
+            original,
+        };
+        changes.insert(spec.dest.clone(), change);
     }
     if !conflicts.is_empty() {
-        let list = conflicts
-            .iter()
-            .map(|c| format!("`{c}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
         return Err(user_error(
-            format!("{} would be overwritten; nothing was written", list),
+            format!(
+                "{} would be overwritten; nothing was written",
+                quoted(&conflicts)
+            ),
             options.conflict_help,
         ));
     }
-    for change in changes.values_mut() {
-        if change.action == Action::Skip {
-            change.content = change.original.clone().unwrap_or_default();
-        }
+    if !edited.is_empty() {
+        return Err(user_error(
+            format!(
+                "{} changed since kube-scaffold wrote them, and `--force` keeps your edits; nothing was written",
+                quoted(&edited)
+            ),
+            "add `--overwrite-edited` to replace them too (your changes there are lost), or move them away first",
+        ));
     }
 
     for insert in &plan.inserts {
@@ -134,15 +151,13 @@ pub fn render(
                     ),
                 )
             })?;
-            changes.insert(
-                insert.file.clone(),
-                Change {
-                    path: insert.file.clone(),
-                    action: Action::Unchanged,
-                    content: existing.clone(),
-                    original: Some(existing),
-                },
-            );
+            let change = Change {
+                path: insert.file.clone(),
+                action: Action::Unchanged,
+                content: existing.clone(),
+                original: Some(existing),
+            };
+            changes.insert(insert.file.clone(), change);
         }
         let change = changes.get_mut(&insert.file).expect("inserted above");
         let updated = marker::insert(
@@ -166,6 +181,30 @@ pub fn render(
     Ok(changes.into_values().collect())
 }
 
+/// The change that writes `content`, which the command computed itself, to `dest`.
+pub fn replace(root: &Path, dest: &str, content: String) -> anyhow::Result<Change> {
+    let original = read_existing(root, dest)?;
+    let action = match &original {
+        None => Action::Create,
+        Some(existing) if *existing == content => Action::Unchanged,
+        Some(_) => Action::Update,
+    };
+    Ok(Change {
+        path: dest.to_string(),
+        action,
+        content,
+        original,
+    })
+}
+
+fn quoted(paths: &[String]) -> String {
+    paths
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// A file that rustfmt left as it was stays formatted after an insert; a file formatted some
 /// other way keeps its layout (only the inserted lines are new).
 fn keep_formatted(change: &Change, root: &Path, rustfmt: &Rustfmt) -> anyhow::Result<String> {
@@ -183,12 +222,14 @@ fn read_existing(root: &Path, dest: &str) -> anyhow::Result<Option<String>> {
     match fs::read_to_string(&path) {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
-        Err(err) if path.is_dir() => Err(user_error(
+        Err(_) if path.is_dir() => Err(user_error(
             format!("`{dest}` is a directory, but a file goes there; nothing was written"),
             format!("move `{dest}` away and run the command again"),
-        ))
-        .context(err),
-        Err(err) => Err(err).with_context(|| format!("cannot read `{dest}`")),
+        )),
+        Err(err) => Err(user_error(
+            format!("cannot read `{dest}`: {err}; nothing was written"),
+            format!("make `{dest}` a readable file, and the folders above it directories"),
+        )),
     }
 }
 
@@ -200,7 +241,13 @@ pub fn write(root: &Path, changes: &[Change]) -> anyhow::Result<()> {
     for change in changes.iter().filter(|c| c.action.writes()) {
         if let Err(err) = write_one(root, change, &mut undo) {
             undo.roll_back();
-            return Err(err.context("nothing was changed: every file written so far was restored"));
+            return Err(user_error(
+                format!("{err:#}; nothing was changed: every file written so far was restored"),
+                format!(
+                    "make sure `{}` can be written (permissions, free space, no file where a folder belongs), then run the command again",
+                    change.path
+                ),
+            ));
         }
     }
     Ok(())

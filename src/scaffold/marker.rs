@@ -113,6 +113,24 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_fragment_inserted_twice_equals_inserted_once(
+            fragment in "[a-z(),;: ]{0,20}(\\n[a-z(),;: ]{0,20}){0,3}",
+            yaml in proptest::bool::ANY,
+        ) {
+            let (file, content) = if yaml {
+                ("config/crd/kustomization.yaml", "resources:\n# +kube-scaffold:scaffold:items\n")
+            } else {
+                ("src/a.rs", RUST)
+            };
+            let once = insert(content, file, "items", &fragment).unwrap();
+            let twice = insert(&once, file, "items", &fragment).unwrap();
+            proptest::prop_assert_eq!(&once, &twice);
+            proptest::prop_assert!(once.contains("+kube-scaffold:scaffold:items"));
+        }
+    }
+
     #[test]
     fn a_missing_marker_names_the_file_and_the_line_to_restore() {
         let err = insert("fn main() {}\n", "src/main.rs", "imports", "use a;").unwrap_err();

@@ -34,8 +34,6 @@ pub struct Insert {
 pub struct Plan {
     pub files: Vec<FileSpec>,
     pub inserts: Vec<Insert>,
-    /// Files whose whole content the command computed itself (e.g. PROJECT).
-    pub generated: Vec<(String, String, IfExists)>,
 }
 
 impl Plan {

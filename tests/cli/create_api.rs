@@ -2,7 +2,7 @@
 
 use std::fs;
 
-use crate::support::{initialized, kube_scaffold, stderr_of, with_guestbook};
+use crate::support::{initialized, kube_scaffold, stderr_of, stdout_of, tree, with_guestbook};
 
 fn count(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
@@ -41,7 +41,7 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
     .unwrap();
     let types = dir.join("src/api/webapp/v1/guestbook.rs");
     let scaffolded = fs::read_to_string(&types).unwrap();
-    fs::write(&types, "// scratch\n").unwrap();
+    fs::remove_file(dir.join("config/samples/webapp_v1_guestbook.yaml")).unwrap();
 
     kube_scaffold(
         &dir,
@@ -58,6 +58,10 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
     .success();
 
     assert_eq!(fs::read_to_string(&types).unwrap(), scaffolded);
+    assert!(
+        dir.join("config/samples/webapp_v1_guestbook.yaml").exists(),
+        "a deleted sample comes back"
+    );
     let api = fs::read_to_string(&api_mod).unwrap();
     assert!(api.starts_with(mine), "{api}");
     assert_eq!(count(&api, "pub mod webapp;"), 1, "{api}");
@@ -72,6 +76,7 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
         1,
         "{controllers}"
     );
+    assert_eq!(count(&controllers, "mod mock;"), 1, "{controllers}");
     assert_eq!(
         count(&controllers, "guestbook::run(ctx.clone())"),
         1,
@@ -87,6 +92,125 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
     assert_eq!(count(&default, "- ../crd"), 1, "{default}");
     let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
     assert_eq!(count(&project, "[[resources]]"), 1, "{project}");
+}
+
+#[test]
+fn the_project_file_remembers_what_it_generated() {
+    let (_tmp, dir) = with_guestbook();
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    for file in [
+        "src/api/webapp/v1/guestbook.rs",
+        "src/controller/guestbook.rs",
+        "config/samples/webapp_v1_guestbook.yaml",
+        "config/rbac/guestbook_editor_role.yaml",
+    ] {
+        assert!(
+            project.contains(&format!("\"{file}\" = \"sha256:")),
+            "{file} not recorded:\n{project}"
+        );
+    }
+}
+
+#[test]
+fn force_keeps_the_users_edits_unless_asked_twice() {
+    let (_tmp, dir) = with_guestbook();
+    let controller = dir.join("src/controller/guestbook.rs");
+    let scaffolded = fs::read_to_string(&controller).unwrap();
+    let edited = scaffolded.replace("// TODO(user): your logic here.", "// my reconcile logic");
+    fs::write(&controller, &edited).unwrap();
+    let before = tree(&dir);
+
+    let api = [
+        "create",
+        "api",
+        "--group",
+        "webapp",
+        "--kind",
+        "Guestbook",
+        "--force",
+    ];
+    let assert = kube_scaffold(&dir, &api).code(1);
+    let stderr = stderr_of(&assert);
+    assert!(
+        stderr.contains("`src/controller/guestbook.rs` changed since kube-scaffold wrote them"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("help: add `--overwrite-edited`"),
+        "{stderr}"
+    );
+    assert!(
+        tree(&dir) == before,
+        "a refused --force changed the project"
+    );
+
+    kube_scaffold(&dir, &[&api[..], &["--overwrite-edited"]].concat()).success();
+    assert_eq!(fs::read_to_string(&controller).unwrap(), scaffolded);
+}
+
+#[test]
+fn a_dry_run_shows_the_changes_and_writes_nothing() {
+    let (_tmp, dir) = initialized();
+    let before = tree(&dir);
+    let assert = kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--dry-run",
+        ],
+    )
+    .success();
+    let stdout = stdout_of(&assert);
+    assert!(
+        stdout.contains("  create src/controller/guestbook.rs"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("--- a/src/api/mod.rs\n+++ b/src/api/mod.rs\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\n+pub mod webapp;\n"), "{stdout}");
+    assert!(stdout.contains("\n+- ../crd\n"), "{stdout}");
+    assert!(stderr_of(&assert).contains("dry run: nothing was written"));
+    assert!(tree(&dir) == before, "a dry run changed the project");
+
+    let (_tmp, empty) = crate::support::empty_dir("guestbook");
+    let assert = kube_scaffold(&empty, &["init", "--dry-run"]).success();
+    assert!(stdout_of(&assert).contains("  create Cargo.toml"));
+    assert!(
+        fs::read_dir(&empty).unwrap().next().is_none(),
+        "init --dry-run wrote files"
+    );
+}
+
+#[test]
+fn a_write_failing_half_way_puts_everything_back() {
+    let (_tmp, dir) = initialized();
+    // No file can be created under /proc, even by root: the fourth file of the plan fails
+    // after three others were written.
+    std::os::unix::fs::symlink("/proc/self", dir.join("config/samples")).unwrap();
+    let before = tree(&dir);
+    let assert = kube_scaffold(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+    )
+    .code(1);
+    let stderr = stderr_of(&assert);
+    assert!(
+        stderr.contains("config/samples/kustomization.yaml"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("every file written so far was restored"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\nhelp: "), "{stderr}");
+    assert!(tree(&dir) == before, "a failed write left changes behind");
 }
 
 #[test]

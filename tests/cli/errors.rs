@@ -175,6 +175,23 @@ fn a_broken_project_file_names_line_and_column() {
 }
 
 #[test]
+fn a_project_file_missing_a_field_says_which() {
+    let (_tmp, dir) = initialized();
+    let text = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    fs::write(
+        dir.join("PROJECT"),
+        text.replace("domain = \"mock.com\"\n", ""),
+    )
+    .unwrap();
+    check(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+        1,
+        "missing field `domain`",
+    );
+}
+
+#[test]
 fn an_unknown_project_version_is_refused() {
     let (_tmp, dir) = initialized();
     let text = fs::read_to_string(dir.join("PROJECT")).unwrap();

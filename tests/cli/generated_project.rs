@@ -186,7 +186,8 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     );
     let tests = run(&dir, "cargo", &["test"]);
     let summary = text(&tests);
-    let expected = 5 * kinds.len() + 3;
+    // Five per kind; conditions, backoff, readiness and metrics have six between them.
+    let expected = 5 * kinds.len() + 6;
     assert!(
         summary.contains(&format!("test result: ok. {expected} passed; 0 failed")),
         "expected {expected} passing tests:\n{summary}"
@@ -224,6 +225,39 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     ));
     let counts = format!("{0} CRDs, {0} samples, 0 problems", kinds.len());
     assert!(checked.contains(&counts), "{checked}");
+
+    // The opt-in parts of config/default.
+    let policy = kustomize_build(&dir, "config/network-policy", "network-policy.yaml");
+    assert_valid_manifests(&dir, &policy);
+    let monitor = kustomize_build(&dir, "config/prometheus", "prometheus.yaml");
+    let monitor_text = fs::read_to_string(&monitor).unwrap();
+    assert!(
+        monitor_text.contains("kind: ServiceMonitor"),
+        "{monitor_text}"
+    );
+
+    // Every YAML file parses, the GitHub workflows included.
+    let parse = "import sys, yaml\nfor f in sys.argv[1:]:\n    list(yaml.safe_load_all(open(f)))\nprint(len(sys.argv) - 1)";
+    let mut yaml_files = vec![];
+    for sub in [
+        ".github/workflows",
+        "config/default",
+        "config/manager",
+        "config/rbac",
+        "config/samples",
+    ] {
+        for entry in fs::read_dir(dir.join(sub)).unwrap() {
+            yaml_files.push(entry.unwrap().path().to_string_lossy().into_owned());
+        }
+    }
+    let args: Vec<&str> = ["-c", parse]
+        .into_iter()
+        .chain(yaml_files.iter().map(String::as_str))
+        .collect();
+    let parsed = text(&run(&dir, "python3", &args));
+    assert_eq!(parsed.trim(), yaml_files.len().to_string());
+    let workflows = fs::read_dir(dir.join(".github/workflows")).unwrap().count();
+    assert_eq!(workflows, 3, "test, lint and e2e workflows");
 
     // The image: linted, since no container engine runs here.
     let lint = run(&dir, tool("hadolint"), &["Dockerfile"]);

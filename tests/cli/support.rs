@@ -45,7 +45,8 @@ pub fn with_guestbook() -> (tempfile::TempDir, PathBuf) {
     (tmp, dir)
 }
 
-/// Every file under `root` (relative path -> bytes), skipping build output.
+/// Every file under `root` (relative path -> bytes), skipping build output. Symbolic links
+/// are recorded by their target, not followed.
 pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
@@ -60,7 +61,14 @@ pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
             if name == "target" || name == "Cargo.lock" {
                 continue;
             }
-            if path.is_dir() {
+            let meta = fs::symlink_metadata(&path).expect("stat a file");
+            if meta.file_type().is_symlink() {
+                let target = fs::read_link(&path).expect("read a link");
+                out.insert(
+                    format!("{name} ->"),
+                    target.to_string_lossy().into_owned().into_bytes(),
+                );
+            } else if meta.is_dir() {
                 out.insert(format!("{name}/"), Vec::new());
                 stack.push(path);
             } else {

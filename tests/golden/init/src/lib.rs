@@ -12,8 +12,10 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The guestbook operator: API types, their controllers, and the manager's probes.
+//! The guestbook operator: API types, their controllers, and what the manager serves.
 
 pub mod api;
 pub mod controller;
 pub mod health;
+pub mod leader;
+pub mod metrics;

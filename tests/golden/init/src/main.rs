@@ -12,8 +12,8 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The manager: checks the cluster, serves health probes, and runs every controller of this
-//! project until SIGTERM or Ctrl-C.
+//! The manager: checks the cluster, serves health probes and metrics, optionally waits to
+//! lead, and runs every controller of this project until SIGTERM or Ctrl-C.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,13 +22,17 @@ use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
-use guestbook::{api, controller, health};
+use guestbook::leader::{self, Leadership};
+use guestbook::{api, controller, health, metrics};
 
 /// Runs the guestbook operator's controllers against the cluster of the current
 /// kubeconfig (or the in-cluster config when it runs in a pod).
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {
+    /// The address the metrics endpoint (/metrics) binds to.
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0.0.0.0:8080")]
+    metrics_bind_address: SocketAddr,
     /// The address the health probes (/healthz, /readyz) bind to.
     #[arg(
         long,
@@ -36,6 +40,15 @@ struct Args {
         default_value = "0.0.0.0:8081"
     )]
     health_probe_bind_address: SocketAddr,
+    /// Run the controllers only while holding a Lease, so that one replica of several works.
+    #[arg(long)]
+    leader_elect: bool,
+    /// The name of the Lease used for leader election.
+    #[arg(long, default_value = "guestbook-leader-election")]
+    leader_election_id: String,
+    /// The namespace of the Lease [default: the pod's namespace, from POD_NAMESPACE].
+    #[arg(long, env = "POD_NAMESPACE")]
+    leader_election_namespace: Option<String>,
     /// How log lines are written; RUST_LOG filters them (default: info).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -57,16 +70,60 @@ async fn main() -> anyhow::Result<()> {
     )?;
     check_cluster(&client).await?;
 
-    let ctx = Arc::new(controller::Context::new(client));
-    let listener = tokio::net::TcpListener::bind(args.health_probe_bind_address)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.health_probe_bind_address))?;
-    let probes = health::router(ctx.readiness.clone());
-    tokio::spawn(async move { axum::serve(listener, probes).await });
+    let ctx = Arc::new(controller::Context::new(client.clone()));
+    serve(
+        args.health_probe_bind_address,
+        health::router(ctx.readiness.clone()),
+    )
+    .await?;
+    serve(
+        args.metrics_bind_address,
+        metrics::router(ctx.metrics.clone()),
+    )
+    .await?;
+
+    let mut leadership = match args.leader_elect {
+        true => {
+            let namespace = args.leader_election_namespace.as_deref().context(
+                "--leader-elect needs the Lease's namespace: set POD_NAMESPACE or --leader-election-namespace",
+            )?;
+            let identity = std::env::var("POD_NAME").unwrap_or_else(|_| {
+                let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
+                format!("{host}-{}", std::process::id())
+            });
+            let id = &args.leader_election_id;
+            Some(leader::acquire(client, namespace, id, &identity).await?)
+        }
+        false => None,
+    };
 
     tracing::info!("starting controllers; press Ctrl-C to stop");
-    controller::run(ctx).await;
-    tracing::info!("all controllers stopped");
+    tokio::select! {
+        () = controller::run(ctx) => tracing::info!("all controllers stopped"),
+        () = lost(&mut leadership) => {
+            anyhow::bail!("lost the leader lease: stopping so that only the new leader reconciles");
+        }
+    }
+    if let Some(leadership) = leadership {
+        leadership.release().await;
+    }
+    Ok(())
+}
+
+/// Resolves when this process loses the lease; never without leader election.
+async fn lost(leadership: &mut Option<Leadership>) {
+    match leadership {
+        Some(leadership) => leadership.lost().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Serves `router` on `addr` in the background; fails at once if the address is taken.
+async fn serve(addr: SocketAddr, router: axum::Router) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    tokio::spawn(async move { axum::serve(listener, router).await });
     Ok(())
 }
 

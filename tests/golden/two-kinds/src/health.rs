@@ -1,9 +1,8 @@
-//! Health probes for the kubelet: `/healthz` answers while the process runs, `/readyz` once the
-//! manager has found its CRDs and started its controllers.
+//! Health probes for the kubelet: `/healthz` answers while the process runs; `/readyz` once
+//! every controller has started and its cache has synced with the API server.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::Router;
 use axum::extract::State;
@@ -11,17 +10,38 @@ use axum::http::StatusCode;
 use axum::routing::get;
 
 /// Whether the manager is ready to serve; cheap to clone and share.
-#[derive(Clone, Default)]
-pub struct Readiness(Arc<AtomicBool>);
+#[derive(Clone)]
+pub struct Readiness(Arc<Counts>);
+
+struct Counts {
+    /// How many controllers must sync; `usize::MAX` until they have all started.
+    expected: AtomicUsize,
+    synced: AtomicUsize,
+}
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Self(Arc::new(Counts {
+            expected: AtomicUsize::new(usize::MAX),
+            synced: AtomicUsize::new(0),
+        }))
+    }
+}
 
 impl Readiness {
-    /// Marks the manager ready.
-    pub fn set_ready(&self) {
-        self.0.store(true, Ordering::Release);
+    /// Sets how many controllers were started; each reports `synced` once.
+    pub fn expect(&self, controllers: usize) {
+        self.0.expected.store(controllers, Ordering::Release);
     }
 
-    fn is_ready(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+    /// One controller's cache has synced.
+    pub fn synced(&self) {
+        self.0.synced.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Every started controller has synced.
+    pub fn is_ready(&self) -> bool {
+        self.0.synced.load(Ordering::Acquire) >= self.0.expected.load(Ordering::Acquire)
     }
 }
 
@@ -41,8 +61,32 @@ async fn readyz(State(readiness): State<Readiness>) -> (StatusCode, &'static str
     }
 }
 
-/// Serves the probe endpoints on `addr` until the process ends.
-pub async fn serve(addr: SocketAddr, readiness: Readiness) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    axum::serve(listener, router(readiness)).await
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ready_once_every_started_controller_has_synced() {
+        let readiness = Readiness::default();
+        readiness.synced();
+        assert!(
+            !readiness.is_ready(),
+            "ready before the controllers were counted"
+        );
+        readiness.expect(2);
+        assert!(
+            !readiness.is_ready(),
+            "ready with one of two controllers synced"
+        );
+        readiness.synced();
+        assert!(readiness.is_ready());
+    }
+
+    #[test]
+    fn a_manager_without_controllers_is_ready_once_started() {
+        let readiness = Readiness::default();
+        assert!(!readiness.is_ready());
+        readiness.expect(0);
+        assert!(readiness.is_ready());
+    }
 }

@@ -1,5 +1,7 @@
-//! The guestbook operator: API types, their controllers, and the manager's probes.
+//! The guestbook operator: API types, their controllers, and what the manager serves.
 
 pub mod api;
 pub mod controller;
 pub mod health;
+pub mod leader;
+pub mod metrics;

@@ -21,6 +21,7 @@ use futures::StreamExt;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -36,12 +37,23 @@ pub const FINALIZER: &str = "webapp.mock.com/finalizer";
 pub const FIELD_MANAGER: &str = "guestbook-controller";
 /// How long to wait before reconciling a healthy object again.
 const RESYNC: Duration = Duration::from_secs(300);
+/// This controller's name in metrics and logs.
+const CONTROLLER: &str = "guestbook";
 
 /// Watches `Guestbook` objects and reconciles each one until shutdown.
 pub async fn run(ctx: Arc<Context>) {
     let objects = Api::<webappv1::Guestbook>::all(ctx.client.clone());
-    Controller::new(objects, watcher::Config::default().any_semantic())
-        .shutdown_on_signal()
+    let controller =
+        Controller::new(objects, watcher::Config::default().any_semantic()).shutdown_on_signal();
+    let cache = controller.store();
+    let readiness = ctx.readiness.clone();
+    tokio::spawn(async move {
+        if cache.wait_until_ready().await.is_ok() {
+            info!(controller = CONTROLLER, "cache synced");
+            readiness.synced();
+        }
+    });
+    controller
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
             match result {
@@ -59,26 +71,36 @@ pub async fn reconcile(obj: Arc<webappv1::Guestbook>, ctx: Arc<Context>) -> Resu
         .namespace()
         .ok_or_else(|| Error::InvalidObject("a namespaced Guestbook has no namespace".into()))?;
     let objects = Api::<webappv1::Guestbook>::namespaced(ctx.client.clone(), &namespace);
+    let timer = ctx.metrics.reconcile(CONTROLLER);
     let object_ref = ObjectRef::from_obj(&*obj).erase();
     let action = finalizer(&objects, FINALIZER, obj, |event| async {
         match event {
-            finalizer::Event::Apply(obj) => apply(&obj, &objects).await,
+            finalizer::Event::Apply(obj) => apply(&obj, &objects, &ctx).await,
             finalizer::Event::Cleanup(obj) => cleanup(&obj).await,
         }
     })
     .await
     .map_err(|err| Error::Finalizer(Box::new(err)))?;
     ctx.backoff.reset(&object_ref);
+    timer.succeeded();
     Ok(action)
 }
 
 /// The object exists and is not being deleted: make the world match its spec.
-async fn apply(obj: &webappv1::Guestbook, objects: &Api<webappv1::Guestbook>) -> Result<Action> {
+async fn apply(
+    obj: &webappv1::Guestbook,
+    objects: &Api<webappv1::Guestbook>,
+    ctx: &Context,
+) -> Result<Action> {
     // TODO(user): your logic here. Read `obj.spec`, create or update what it asks for, and
     // report what you observed through the conditions below.
 
     let generation = obj.meta().generation;
     let current = obj.status.clone().unwrap_or_default();
+    let was_available = current
+        .conditions
+        .iter()
+        .any(|c| c.type_ == conditions::AVAILABLE && c.status == "True");
     let status = webappv1::GuestbookStatus {
         observed_generation: generation,
         conditions: conditions::set(
@@ -101,6 +123,16 @@ async fn apply(obj: &webappv1::Guestbook, objects: &Api<webappv1::Guestbook>) ->
             .patch_status(&obj.name_any(), &params, &Patch::Apply(patch))
             .await?;
     }
+    if !was_available {
+        let event = Event {
+            type_: EventType::Normal,
+            reason: "Available".into(),
+            note: Some(format!("Guestbook {} is available", obj.name_any())),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        ctx.recorder.publish(&event, &obj.object_ref(&())).await?;
+    }
     Ok(Action::requeue(RESYNC))
 }
 
@@ -114,6 +146,7 @@ async fn cleanup(obj: &webappv1::Guestbook) -> Result<Action> {
 
 /// Decides when to retry after `reconcile` failed: 5 s, then doubling up to 5 minutes.
 pub fn error_policy(obj: Arc<webappv1::Guestbook>, err: &Error, ctx: Arc<Context>) -> Action {
+    ctx.metrics.failure(CONTROLLER, err.metric_label());
     let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
     warn!(error = %err, name = %obj.name_any(), retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
@@ -187,6 +220,7 @@ mod tests {
     async fn a_finalized_object_gets_its_status_applied() {
         let (ctx, mut server) = mock::context();
         let obj = finalized(object());
+        let metrics = ctx.metrics.clone();
         let reconciling = tokio::spawn(reconcile(Arc::new(obj.clone()), ctx));
 
         let path = format!("{PATH}/status?&force=true&fieldManager={FIELD_MANAGER}");
@@ -195,6 +229,10 @@ mod tests {
         assert_eq!(patch["status"]["observedGeneration"], 1);
         assert_eq!(patch["status"]["conditions"][0]["type"], "Available");
         assert_eq!(patch["status"]["conditions"][0]["status"], "True");
+        let events = "/apis/events.k8s.io/v1/namespaces/default/events?";
+        let event = server.expect_echo(Method::POST, events).await;
+        assert_eq!(event["reason"], "Available");
+        assert_eq!(event["regarding"]["name"], "test");
 
         let action = reconciling
             .await
@@ -202,6 +240,8 @@ mod tests {
             .expect("reconcile succeeded");
         assert_eq!(action, Action::requeue(RESYNC));
         server.done().await;
+        let counted = format!("{{controller=\"{CONTROLLER}\",result=\"success\"}} 1");
+        assert!(metrics.encode().contains(&counted), "{}", metrics.encode());
     }
 
     #[tokio::test]
@@ -270,5 +310,11 @@ mod tests {
             .collect();
         let expected = [5, 10, 20].map(|s| Action::requeue(Duration::from_secs(s)));
         assert_eq!(delays, expected);
+        let counted = format!("{{controller=\"{CONTROLLER}\",error=\"invalid_object\"}} 3");
+        assert!(
+            ctx.metrics.encode().contains(&counted),
+            "{}",
+            ctx.metrics.encode()
+        );
     }
 }

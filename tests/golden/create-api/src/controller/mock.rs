@@ -44,6 +44,37 @@ impl ApiServer {
         path: &str,
         response: serde_json::Value,
     ) -> serde_json::Value {
+        let (body, send) = self.next(method, path).await;
+        let answer = serde_json::to_vec(&response).expect("a JSON response");
+        send.send_response(
+            Response::builder()
+                .body(Body::from(answer))
+                .expect("a response"),
+        );
+        if body.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::from_slice(&body).expect("a JSON request body")
+        }
+    }
+
+    /// Like `expect`, answering with the request's own body, as the API server does on create.
+    pub async fn expect_echo(&mut self, method: http::Method, path: &str) -> serde_json::Value {
+        let (body, send) = self.next(method, path).await;
+        let sent = serde_json::from_slice(&body).expect("a JSON request body");
+        send.send_response(
+            Response::builder()
+                .body(Body::from(body))
+                .expect("a response"),
+        );
+        sent
+    }
+
+    async fn next(
+        &mut self,
+        method: http::Method,
+        path: &str,
+    ) -> (Vec<u8>, tower_test::mock::SendResponse<Response<Body>>) {
         let (request, send) = self
             .0
             .next_request()
@@ -60,18 +91,7 @@ impl ApiServer {
             .collect_bytes()
             .await
             .expect("request body");
-        let sent = if body.is_empty() {
-            serde_json::Value::Null
-        } else {
-            serde_json::from_slice(&body).expect("a JSON request body")
-        };
-        let answer = serde_json::to_vec(&response).expect("a JSON response");
-        send.send_response(
-            Response::builder()
-                .body(Body::from(answer))
-                .expect("a response"),
-        );
-        sent
+        (body.to_vec(), send)
     }
 
     /// Asserts the client sends no further request.

@@ -22,10 +22,12 @@ use std::time::Duration;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::Client;
 use kube::api::DynamicObject;
+use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use tokio::task::JoinSet;
 
 use crate::health::Readiness;
+use crate::metrics::Metrics;
 
 pub mod conditions;
 
@@ -40,18 +42,29 @@ pub mod guestbook;
 pub struct Context {
     /// The Kubernetes API client.
     pub client: Client,
+    /// Publishes Kubernetes Events about the objects being reconciled.
+    pub recorder: Recorder,
     /// Retry delays of the objects whose last reconcile failed.
     pub backoff: Backoff,
-    /// Tells the readiness probe when the controllers run.
+    /// Reconcile counts and durations, served on `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// Tells the readiness probe when the controllers' caches have synced.
     pub readiness: Readiness,
 }
 
 impl Context {
-    /// A context around `client`.
+    /// A context around `client`. Events name this manager and, in a pod, the pod
+    /// (`POD_NAME`, from the downward API).
     pub fn new(client: Client) -> Self {
+        let reporter = Reporter {
+            controller: env!("CARGO_PKG_NAME").into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
         Self {
+            recorder: Recorder::new(client.clone(), reporter),
             client,
             backoff: Backoff::default(),
+            metrics: Arc::new(Metrics::default()),
             readiness: Readiness::default(),
         }
     }
@@ -71,6 +84,17 @@ pub enum Error {
     InvalidObject(String),
 }
 
+impl Error {
+    /// A short label for the `error` of the failure metric.
+    pub fn metric_label(&self) -> &'static str {
+        match self {
+            Error::Kube(_) => "kube",
+            Error::Finalizer(_) => "finalizer",
+            Error::InvalidObject(_) => "invalid_object",
+        }
+    }
+}
+
 /// The result of a reconcile step.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -81,7 +105,7 @@ pub async fn run(ctx: Arc<Context>) {
     let mut controllers: JoinSet<()> = JoinSet::new();
     controllers.spawn(guestbook::run(ctx.clone()));
     // +kube-scaffold:scaffold:controllers
-    ctx.readiness.set_ready();
+    ctx.readiness.expect(controllers.len());
     while let Some(finished) = controllers.join_next().await {
         if let Err(err) = finished {
             tracing::error!(error = %err, "a controller stopped unexpectedly");
