@@ -4,8 +4,9 @@ use std::io::IsTerminal;
 
 use crate::ui;
 
-/// Returns `given` when the user passed the flag; otherwise asks `question` on a terminal,
-/// or, with no terminal attached, takes yes and says so. Never blocks a script.
+/// Returns `given` when the user passed the flag; otherwise asks `question` on a terminal
+/// (`Create Resource [Y/n]`), or, with no terminal attached, takes yes and says so. Never
+/// blocks a script. Prompts come before anything is rendered: Ctrl-C at one leaves nothing.
 pub fn confirm(given: Option<bool>, question: &str, flag: &str) -> anyhow::Result<bool> {
     if let Some(answer) = given {
         return Ok(answer);
@@ -16,6 +17,7 @@ pub fn confirm(given: Option<bool>, question: &str, flag: &str) -> anyhow::Resul
         ));
         return Ok(true);
     }
+    restore_cursor_on_ctrl_c();
     let answer = dialoguer::Confirm::new()
         .with_prompt(question)
         .default(true)
@@ -26,4 +28,16 @@ pub fn confirm(given: Option<bool>, question: &str, flag: &str) -> anyhow::Resul
             format!("pass `{flag}=true` or `{flag}=false` to answer without a prompt"),
         )
     })
+}
+
+/// The prompt hides the cursor; a Ctrl-C would leave it hidden in the user's terminal. Show it
+/// again and exit as a shell expects of SIGINT (130).
+fn restore_cursor_on_ctrl_c() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            let _ = console::Term::stderr().show_cursor();
+            std::process::exit(130);
+        });
+    });
 }

@@ -57,8 +57,8 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     check_against_project(&project, &gvk)?;
     let header = read_header(root)?;
 
-    let resource = prompt::confirm(args.resource, "Create Resource [y/n]", "--resource")?;
-    let controller = prompt::confirm(args.controller, "Create Controller [y/n]", "--controller")?;
+    let resource = prompt::confirm(args.resource, "Create Resource", "--resource")?;
+    let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
     let existing = project
         .resource(&gvk.group, &gvk.version, &gvk.kind)
         .cloned();
@@ -185,6 +185,11 @@ pub fn plan_resource(plan: &mut Plan, c: &ApiContext) {
         "src/api/mod.rs",
         "api-groups",
         format!("pub mod {group};\n\n"),
+    );
+    plan.insert(
+        "src/api/mod.rs",
+        "resources",
+        format!("ApiResource::erase::<{group}::{version}::{}>(&()),", c.kind),
     );
     plan.insert(
         "src/api/mod.rs",

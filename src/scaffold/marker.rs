@@ -46,6 +46,8 @@ pub fn insert(content: &str, file: &str, marker: &str, fragment: &str) -> anyhow
     Ok(text)
 }
 
+/// Whether the fragment's non-blank lines already stand, in order, in `lines`. A fragment
+/// with no such line has nothing to insert, so it counts as present.
 fn contains(lines: &[&str], fragment: &str) -> bool {
     let wanted: Vec<&str> = fragment
         .lines()
@@ -57,7 +59,7 @@ fn contains(lines: &[&str], fragment: &str) -> bool {
         .map(|l| l.trim())
         .filter(|l| !l.is_empty())
         .collect();
-    !wanted.is_empty() && have.windows(wanted.len()).any(|w| w == wanted.as_slice())
+    wanted.is_empty() || have.windows(wanted.len()).any(|w| w == wanted.as_slice())
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 
 use std::fs;
 
-use crate::support::{initialized, kube_scaffold, stderr_of, stdout_of, tree, with_guestbook};
+use crate::support::{
+    at_a_terminal, initialized, kube_scaffold, stderr_of, stdout_of, tree, with_guestbook,
+};
 
 fn count(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
@@ -27,6 +29,42 @@ fn without_a_terminal_it_takes_yes_and_says_so() {
     );
     assert!(dir.join("src/api/webapp/v1/guestbook.rs").exists());
     assert!(dir.join("src/controller/guestbook.rs").exists());
+}
+
+#[test]
+fn at_a_terminal_it_asks_and_follows_the_answers() {
+    let (_tmp, dir) = initialized();
+    let steps = r#"[["Create Resource", "y"], ["Create Controller", "n"]]"#;
+    let screen = at_a_terminal(
+        &dir,
+        steps,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+    );
+    assert!(screen.contains("Create Resource [Y/n]"), "{screen}");
+    assert!(screen.trim_end().ends_with("exit: 0"), "{screen}");
+    assert!(dir.join("src/api/webapp/v1/guestbook.rs").exists());
+    assert!(!dir.join("src/controller/guestbook.rs").exists());
+}
+
+#[test]
+fn ctrl_c_at_a_prompt_leaves_nothing_behind_and_shows_the_cursor_again() {
+    let (_tmp, dir) = initialized();
+    let before = tree(&dir);
+    let steps = r#"[["Create Resource", "\u0003"]]"#;
+    let screen = at_a_terminal(
+        &dir,
+        steps,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+    );
+    assert!(screen.trim_end().ends_with("exit: 130"), "{screen}");
+    assert!(
+        screen.contains("\u{1b}[?25h"),
+        "the cursor stays hidden: {screen:?}"
+    );
+    assert!(
+        tree(&dir) == before,
+        "Ctrl-C at a prompt changed the project"
+    );
 }
 
 #[test]
@@ -64,34 +102,26 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
     );
     let api = fs::read_to_string(&api_mod).unwrap();
     assert!(api.starts_with(mine), "{api}");
-    assert_eq!(count(&api, "pub mod webapp;"), 1, "{api}");
-    assert_eq!(
-        count(&api, "webapp::v1::Guestbook as kube::CustomResourceExt"),
-        1,
-        "{api}"
-    );
-    let controllers = fs::read_to_string(dir.join("src/controller/mod.rs")).unwrap();
-    assert_eq!(
-        count(&controllers, "pub mod guestbook;"),
-        1,
-        "{controllers}"
-    );
-    assert_eq!(count(&controllers, "mod mock;"), 1, "{controllers}");
-    assert_eq!(
-        count(&controllers, "guestbook::run(ctx.clone())"),
-        1,
-        "{controllers}"
-    );
-    let crd = fs::read_to_string(dir.join("config/crd/kustomization.yaml")).unwrap();
-    assert_eq!(
-        count(&crd, "- bases/webapp.mock.com_guestbooks.yaml"),
-        1,
-        "{crd}"
-    );
-    let default = fs::read_to_string(dir.join("config/default/kustomization.yaml")).unwrap();
-    assert_eq!(count(&default, "- ../crd"), 1, "{default}");
-    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
-    assert_eq!(count(&project, "[[resources]]"), 1, "{project}");
+    let once = [
+        ("src/api/mod.rs", "pub mod webapp;"),
+        (
+            "src/api/mod.rs",
+            "webapp::v1::Guestbook as kube::CustomResourceExt",
+        ),
+        ("src/controller/mod.rs", "pub mod guestbook;"),
+        ("src/controller/mod.rs", "mod mock;"),
+        ("src/controller/mod.rs", "guestbook::run(ctx.clone())"),
+        (
+            "config/crd/kustomization.yaml",
+            "- bases/webapp.mock.com_guestbooks.yaml",
+        ),
+        ("config/default/kustomization.yaml", "- ../crd"),
+        ("PROJECT", "[[resources]]"),
+    ];
+    for (file, line) in once {
+        let text = fs::read_to_string(dir.join(file)).unwrap();
+        assert_eq!(count(&text, line), 1, "`{line}` in {file}:\n{text}");
+    }
 }
 
 #[test]

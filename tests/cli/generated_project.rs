@@ -186,8 +186,8 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     );
     let tests = run(&dir, "cargo", &["test"]);
     let summary = text(&tests);
-    // Five per kind; conditions, backoff, readiness and metrics have six between them.
-    let expected = 5 * kinds.len() + 6;
+    // Five per kind; conditions, backoff, readiness and metrics have seven between them.
+    let expected = 5 * kinds.len() + 7;
     assert!(
         summary.contains(&format!("test result: ok. {expected} passed; 0 failed")),
         "expected {expected} passing tests:\n{summary}"

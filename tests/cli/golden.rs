@@ -1,6 +1,12 @@
 //! Whole generated projects, compared file by file with `tests/golden/<case>`.
 
+use std::path::Path;
+
 use crate::support::{assert_golden, empty_dir, kube_scaffold};
+
+fn create_api(dir: &Path, args: &[&str]) {
+    kube_scaffold(dir, &[&["create", "api"][..], args].concat()).success();
+}
 
 #[test]
 fn golden_init() {
@@ -33,11 +39,9 @@ fn golden_init_create_api() {
         ],
     )
     .success();
-    kube_scaffold(
+    create_api(
         &dir,
         &[
-            "create",
-            "api",
             "--group",
             "webapp",
             "--version",
@@ -45,8 +49,7 @@ fn golden_init_create_api() {
             "--kind",
             "Guestbook",
         ],
-    )
-    .success();
+    );
     assert_golden(&dir, "create-api");
 }
 
@@ -54,11 +57,9 @@ fn golden_init_create_api() {
 fn golden_two_kinds_one_cluster_scoped_no_license() {
     let (_tmp, dir) = empty_dir("guestbook");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
-    kube_scaffold(
+    create_api(
         &dir,
         &[
-            "create",
-            "api",
             "--group",
             "webapp",
             "--kind",
@@ -66,24 +67,18 @@ fn golden_two_kinds_one_cluster_scoped_no_license() {
             "--resource",
             "--controller",
         ],
-    )
-    .success();
-    kube_scaffold(
+    );
+    create_api(
         &dir,
         &[
-            "create",
-            "api",
             "--group",
             "webapp",
-            "--version",
-            "v1",
             "--kind",
             "Config",
             "--namespaced=false",
             "--resource",
             "--controller",
         ],
-    )
-    .success();
+    );
     assert_golden(&dir, "two-kinds");
 }

@@ -132,6 +132,25 @@ pub fn assert_golden(dir: &Path, case: &str) {
     }
 }
 
+/// Runs `kube-scaffold ARGS` in `dir` at a pseudo-terminal, typing as `steps` says
+/// (`[[wait_for, send], ...]`, see tests/tools/pty_run.py); returns the screen, which ends
+/// with `exit: <code>`.
+pub fn at_a_terminal(dir: &Path, steps: &str, args: &[&str]) -> String {
+    let runner = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tools/pty_run.py");
+    let binary = assert_cmd::cargo::cargo_bin("kube-scaffold");
+    let output = std::process::Command::new("python3")
+        .arg(runner)
+        .arg(steps)
+        .arg("--")
+        .arg(binary)
+        .args(args)
+        .current_dir(dir)
+        .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+        .output()
+        .expect("python3 runs");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// The output of a finished command, as text.
 pub fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&assert.get_output().stderr).into_owned()

@@ -92,7 +92,14 @@ async fn main() -> anyhow::Result<()> {
                 format!("{host}-{}", std::process::id())
             });
             let id = &args.leader_election_id;
-            Some(leader::acquire(client, namespace, id, &identity).await?)
+            ctx.readiness.standby();
+            tokio::select! {
+                leadership = leader::acquire(client, namespace, id, &identity) => Some(leadership?),
+                () = shutdown_signal() => {
+                    tracing::info!("stopped before becoming the leader");
+                    return Ok(());
+                }
+            }
         }
         false => None,
     };
@@ -116,6 +123,22 @@ async fn lost(leadership: &mut Option<Leadership>) {
         Some(leadership) => leadership.lost().await,
         None => std::future::pending().await,
     }
+}
+
+/// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Serves `router` on `addr` in the background; fails at once if the address is taken.
@@ -144,20 +167,19 @@ async fn check_cluster(client: &kube::Client) -> anyhow::Result<()> {
         .await
         .context("cannot reach the Kubernetes API server: check your kubeconfig and cluster")?;
     tracing::info!(version = %version.git_version, "connected to the API server");
-    for crd in api::crds() {
-        let (group, plural) = (&crd.spec.group, &crd.spec.names.plural);
-        for version in &crd.spec.versions {
-            let group_version = format!("{group}/{}", version.name);
-            let installed = match client.list_api_group_resources(&group_version).await {
-                Ok(list) => list.resources.iter().any(|r| &r.name == plural),
-                Err(kube::Error::Api(status)) if status.code == 404 => false,
-                Err(err) => return Err(err).context("cannot list the API server's resources"),
-            };
-            anyhow::ensure!(
-                installed,
-                "the CRD {plural}.{group} ({group_version}) is not installed: run `make install`"
-            );
-        }
+    for resource in api::resources() {
+        let installed = match client.list_api_group_resources(&resource.api_version).await {
+            Ok(list) => list.resources.iter().any(|r| r.name == resource.plural),
+            Err(kube::Error::Api(status)) if status.code == 404 => false,
+            Err(err) => return Err(err).context("cannot list the API server's resources"),
+        };
+        anyhow::ensure!(
+            installed,
+            "the CRD {}.{} ({}) is not installed: run `make install`",
+            resource.plural,
+            resource.group,
+            resource.api_version
+        );
     }
     Ok(())
 }

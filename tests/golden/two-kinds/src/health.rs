@@ -1,5 +1,7 @@
 //! Health probes for the kubelet: `/healthz` answers while the process runs; `/readyz` once
-//! every controller has started and its cache has synced with the API server.
+//! every controller has started and its cache has synced with the API server. A replica
+//! waiting for the leader lease is ready too: it could take over, and a rolling update
+//! must not wait for it to lead (the old pod holds the lease until the new one is ready).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -29,6 +31,11 @@ impl Default for Readiness {
 }
 
 impl Readiness {
+    /// Marks a replica that waits for the leader lease as ready.
+    pub fn standby(&self) {
+        self.expect(0);
+    }
+
     /// Sets how many controllers were started; each reports `synced` once.
     pub fn expect(&self, controllers: usize) {
         self.0.expected.store(controllers, Ordering::Release);
@@ -77,6 +84,20 @@ mod tests {
         assert!(
             !readiness.is_ready(),
             "ready with one of two controllers synced"
+        );
+        readiness.synced();
+        assert!(readiness.is_ready());
+    }
+
+    #[test]
+    fn a_standby_replica_is_ready_until_it_leads_and_its_caches_sync() {
+        let readiness = Readiness::default();
+        readiness.standby();
+        assert!(readiness.is_ready(), "a standby replica is not ready");
+        readiness.expect(1);
+        assert!(
+            !readiness.is_ready(),
+            "ready as leader before the cache synced"
         );
         readiness.synced();
         assert!(readiness.is_ready());
