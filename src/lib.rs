@@ -12,11 +12,14 @@ pub mod prompt;
 pub mod scaffold;
 pub mod ui;
 
-/// Runs one command and returns the process exit code: 0 on success, 1 on failure.
-/// (clap itself exits with 2 on a usage error.)
+/// Runs one command and returns the process exit code: 0 on success, 1 on failure, 130 after
+/// Ctrl-C at a prompt. (clap itself exits with 2 on a usage error.)
 pub fn run(cli: cli::Cli) -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is::<prompt::Interrupted>() => {
+            ExitCode::from(prompt::INTERRUPTED_EXIT_CODE)
+        }
         Err(err) => {
             ui::error(&err);
             ExitCode::FAILURE

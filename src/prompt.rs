@@ -21,7 +21,15 @@ pub fn confirm(given: Option<bool>, question: &str, flag: &str) -> anyhow::Resul
     let answer = dialoguer::Confirm::new()
         .with_prompt(question)
         .default(true)
-        .interact_opt()?;
+        .interact_opt()
+        .map_err(|dialoguer::Error::IO(err)| {
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                let _ = console::Term::stderr().show_cursor();
+                anyhow::Error::new(Interrupted)
+            } else {
+                anyhow::Error::new(err).context("cannot read the answer")
+            }
+        })?;
     answer.ok_or_else(|| {
         ui::user_error(
             "cancelled; nothing was written",
@@ -30,6 +38,22 @@ pub fn confirm(given: Option<bool>, question: &str, flag: &str) -> anyhow::Resul
     })
 }
 
+/// Ctrl-C at a prompt: the read was interrupted. The process exits as a shell expects of
+/// SIGINT (130), whether this error or the signal handler gets there first.
+#[derive(Debug)]
+pub struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted at a prompt; nothing was written")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The exit code of a process stopped by SIGINT.
+pub const INTERRUPTED_EXIT_CODE: u8 = 130;
+
 /// The prompt hides the cursor; a Ctrl-C would leave it hidden in the user's terminal. Show it
 /// again and exit as a shell expects of SIGINT (130).
 fn restore_cursor_on_ctrl_c() {
@@ -37,7 +61,7 @@ fn restore_cursor_on_ctrl_c() {
     ONCE.call_once(|| {
         let _ = ctrlc::set_handler(|| {
             let _ = console::Term::stderr().show_cursor();
-            std::process::exit(130);
+            std::process::exit(i32::from(INTERRUPTED_EXIT_CODE));
         });
     });
 }
