@@ -193,6 +193,35 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         "expected {expected} passing tests:\n{summary}"
     );
 
+    // The manager itself, against a stand-in API server on loopback (no cluster: see
+    // tests/tools/manager_smoke.py for what the stand-in answers): it fails fast without an
+    // API server or a CRD, becomes ready once every cache synced, reconciles and counts in
+    // /metrics, and stops on SIGTERM.
+    let smoke = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tools/manager_smoke.py");
+    let manager = target_dir().join("debug/guestbook");
+    let mut smoke_args = vec![smoke.to_string(), manager.to_string_lossy().into_owned()];
+    smoke_args.extend(
+        [
+            "webapp.mock.com/v1/guestbooks/Guestbook",
+            "webapp.mock.com/v1/configs/Config/cluster",
+            "ops.mock.com/v1alpha1/results/Result",
+            "ops.mock.com/v1alpha1/events/Event",
+            "ops.mock.com/v1alpha1/errors/Error",
+            "ops.mock.com/v1alpha1/contexts/Context",
+            "ops.mock.com/v1alpha1/clients/Client",
+            "ops.mock.com/v1alpha1/actions/Action",
+            "infrastructure-automation.mock.com/v1beta1/mutatingwebhookconfigurations/MutatingWebhookConfiguration",
+        ]
+        .map(String::from),
+    );
+    let smoke_args: Vec<&str> = smoke_args.iter().map(String::as_str).collect();
+    let checks = text(&run(&dir, "python3", &smoke_args));
+    assert_eq!(checks.matches("ok: ").count(), 8, "{checks}");
+    assert!(
+        checks.contains("every controller watches its kind (9 watches)"),
+        "{checks}"
+    );
+
     // The manifests.
     let manifests = text(&run(&dir, "make", &["manifests"]));
     for crd in [

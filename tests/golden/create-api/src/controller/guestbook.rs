@@ -48,9 +48,18 @@ pub async fn run(ctx: Arc<Context>) {
     let cache = controller.store();
     let readiness = ctx.readiness.clone();
     tokio::spawn(async move {
-        if cache.wait_until_ready().await.is_ok() {
-            info!(controller = CONTROLLER, "cache synced");
-            readiness.synced();
+        // kube-runtime 5 wakes only the last of several tasks waiting for a store (the
+        // controller waits on it too), so ask again every second rather than once.
+        loop {
+            match tokio::time::timeout(Duration::from_secs(1), cache.wait_until_ready()).await {
+                Ok(Ok(())) => {
+                    info!(controller = CONTROLLER, "cache synced");
+                    readiness.synced();
+                    break;
+                }
+                Ok(Err(_)) => break,
+                Err(_) => continue,
+            }
         }
     });
     controller

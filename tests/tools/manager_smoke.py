@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Runs a generated manager against a STAND-IN Kubernetes API server on loopback.
+
+This is not a cluster: the stand-in answers only what the manager asks at start and while
+idle (`/version`, API discovery, empty lists, watches that stay open). It shows that the
+manager fails fast with the right message when the API server or a CRD is missing, becomes
+ready once its caches have synced, serves metrics, and stops cleanly on SIGTERM.
+
+Usage: manager_smoke.py MANAGER_BINARY GROUP/VERSION/PLURAL/KIND[/cluster] ...
+Prints one line per check, `ok: ...` or `FAIL: ...`; exits 1 if any failed.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FAILURES = []
+
+
+def check(ok, what):
+    print(("ok: " if ok else "FAIL: ") + what, flush=True)
+    if not ok:
+        FAILURES.append(what)
+
+
+class StandIn(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    resources = []  # (group, version, plural, kind, namespaced)
+    requests = []
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def refuse_write(self):
+        StandIn.requests.append(f"{self.command} {self.path}")
+        self.send_json(405, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                             "code": 405, "message": "the stand-in API server only reads"})
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = refuse_write
+
+    def do_GET(self):
+        path, _, query = self.path.partition("?")
+        StandIn.requests.append(f"GET {self.path}")
+        if path == "/version":
+            info = {k: "" for k in ("buildDate", "compiler", "gitCommit", "gitTreeState", "goVersion", "platform")}
+            info.update(major="1", minor="33", gitVersion="v1.33.0-stand-in")
+            return self.send_json(200, info)
+        served = [{"name": p, "singularName": k.lower(), "namespaced": n, "kind": k,
+                   "verbs": ["get", "list", "watch", "patch", "update"]}
+                  for g, v, p, k, n in StandIn.resources if path == f"/apis/{g}/{v}"]
+        if served:
+            return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
+                                        "groupVersion": path.removeprefix("/apis/"), "resources": served})
+        for group, version, plural, kind, namespaced in StandIn.resources:
+            if path.startswith(f"/apis/{group}/{version}") and path.endswith(f"/{plural}"):
+                if "watch=true" in query or "watch=1" in query:
+                    return self.hold_watch()
+                items = [reconciled(group, version, kind, namespaced)] if (group, version, plural) == StandIn.resources[0][:3] else []
+                return self.send_json(200, {"apiVersion": f"{group}/{version}", "kind": f"{kind}List",
+                                            "metadata": {"resourceVersion": "1"}, "items": items})
+        self.send_json(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                             "reason": "NotFound", "code": 404, "message": f"{path} not found"})
+
+    def hold_watch(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            while True:
+                time.sleep(0.5)
+                self.wfile.flush()
+        except OSError:
+            pass
+
+
+def reconciled(group, version, kind, namespaced):
+    """An object the generated controller has already reconciled: finalizer set, status
+    Available. Reconciling it again sends no request, and counts one success."""
+    metadata = {"name": "stand-in", "uid": "0", "resourceVersion": "1", "generation": 1,
+                "finalizers": [f"{group}/finalizer"]}
+    if namespaced:
+        metadata["namespace"] = "default"
+    condition = {"type": "Available", "status": "True", "reason": "Reconciled",
+                 "message": f"The {kind} is reconciled", "observedGeneration": 1,
+                 "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    return {"apiVersion": f"{group}/{version}", "kind": kind, "metadata": metadata, "spec": {},
+            "status": {"observedGeneration": 1, "conditions": [condition]}}
+
+
+def serve(resources):
+    StandIn.resources = resources
+    StandIn.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StandIn)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def kubeconfig(directory, port):
+    path = os.path.join(directory, f"kubeconfig-{port}")
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "Config", "current-context": "stand-in",
+                   "clusters": [{"name": "stand-in", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+                   "users": [{"name": "stand-in", "user": {"token": "stand-in"}}],
+                   "contexts": [{"name": "stand-in", "context": {"cluster": "stand-in", "user": "stand-in",
+                                                                 "namespace": "default"}}]}, f)
+    return path
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(binary, config, probes, metrics):
+    env = dict(os.environ, KUBECONFIG=config, RUST_LOG=os.environ.get("SMOKE_LOG", "info"))
+    return subprocess.Popen(
+        [binary, f"--health-probe-bind-address=127.0.0.1:{probes}",
+         f"--metrics-bind-address=127.0.0.1:{metrics}"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def get(port, path):
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+    except OSError:
+        return None, ""
+
+
+def main():
+    binary = sys.argv[1]
+    resources = []
+    for spec in sys.argv[2:]:
+        parts = spec.split("/")
+        resources.append((parts[0], parts[1], parts[2], parts[3], len(parts) < 5))
+    work = tempfile.mkdtemp()
+
+    # 1. No API server listens.
+    manager = start(binary, kubeconfig(work, free_port()), free_port(), free_port())
+    output, _ = manager.communicate(timeout=120)
+    check(manager.returncode != 0 and "cannot reach the Kubernetes API server" in output,
+          f"no API server: exits {manager.returncode} saying it cannot reach it")
+
+    # 2. The API server lacks the CRDs.
+    server = serve([])
+    manager = start(binary, kubeconfig(work, server.server_address[1]), free_port(), free_port())
+    output, _ = manager.communicate(timeout=60)
+    group, version, plural = resources[0][:3]
+    check(manager.returncode != 0 and f"the CRD {plural}.{group} ({group}/{version}) is not installed: run `make install`" in output,
+          f"CRDs missing: exits {manager.returncode} naming the CRD and `make install`")
+    server.shutdown()
+
+    # 3. The CRDs are installed: ready once the caches sync, metrics served, SIGTERM stops it.
+    server = serve(resources)
+    probes, metrics = free_port(), free_port()
+    manager = start(binary, kubeconfig(work, server.server_address[1]), probes, metrics)
+    ready, statuses = False, set()
+    deadline = time.time() + 60
+    while time.time() < deadline and manager.poll() is None:
+        status, _ = get(probes, "/readyz")
+        statuses.add(status)
+        if status == 200:
+            ready = True
+            break
+        time.sleep(0.2)
+    check(ready, f"/readyz answers 200 once the caches synced (saw {sorted(s for s in statuses if s)})")
+    check(get(probes, "/healthz")[0] == 200, "/healthz answers 200")
+    counted = f'controller_runtime_reconcile_total{{controller="{resources[0][3].lower()}",result="success"}} 1'
+    text = ""
+    deadline = time.time() + 20
+    while time.time() < deadline and counted not in text:
+        status, text = get(metrics, "/metrics")
+        time.sleep(0.2)
+    check(counted in text, f"the listed object was reconciled, and /metrics counts it: {counted}")
+    writes = [r for r in StandIn.requests if not r.startswith("GET")]
+    check(not writes, f"reconciling an up-to-date object wrote nothing ({writes})")
+    watched = [r for r in StandIn.requests if "watch=" in r]
+    check(len(watched) >= len(resources), f"every controller watches its kind ({len(watched)} watches)")
+    manager.send_signal(signal.SIGTERM)
+    try:
+        output, _ = manager.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        manager.kill()
+        output, _ = manager.communicate()
+    check(manager.returncode == 0 and "all controllers stopped" in output,
+          f"SIGTERM: exits {manager.returncode} after the controllers stopped")
+    server.shutdown()
+
+    if FAILURES:
+        print("--- last manager output\n" + output)
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
