@@ -221,8 +221,9 @@ fn a_dry_run_shows_the_changes_and_writes_nothing() {
 #[test]
 fn a_write_failing_half_way_puts_everything_back() {
     let (_tmp, dir) = initialized();
-    // No file can be created under /proc, even by root: the fourth file of the plan fails
-    // after three others were written.
+    // No file can be created under /proc, even by root: the write of
+    // config/samples/kustomization.yaml fails after five others (config/crd, config/default
+    // and config/rbac files) were written.
     std::os::unix::fs::symlink("/proc/self", dir.join("config/samples")).unwrap();
     let before = tree(&dir);
     let assert = kube_scaffold(
