@@ -44,16 +44,7 @@ pub struct ApiContext {
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
     let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.domain)?;
-    let plural = match &args.plural {
-        Some(plural) => gvk::plural(plural)?,
-        None => gvk::plural(&names::plural(&gvk.kind)).map_err(|err| {
-            err.context(format!(
-                "the plural of kind `{}` cannot name a resource",
-                gvk.kind
-            ))
-        })?,
-    };
-    check_crd_name(&plural, &gvk.qualified_group(&project.domain))?;
+    let plural = resource_plural(&gvk, args.plural.as_deref(), &project.domain)?;
     check_against_project(&project, &gvk)?;
     let header = read_header(root)?;
 
@@ -265,15 +256,25 @@ pub fn plan_controller(plan: &mut Plan, c: &ApiContext) {
     );
 }
 
-/// The CRD's name, `<plural>.<group>.<domain>`, must be a DNS subdomain too.
-fn check_crd_name(plural: &str, qualified_group: &str) -> anyhow::Result<()> {
-    let name = format!("{plural}.{qualified_group}");
+/// The resource's plural, `given` or the English plural of the kind, checked on its own and
+/// as part of the CRD's name, `<plural>.<group>.<domain>`, which must be a DNS subdomain.
+fn resource_plural(gvk: &Gvk, given: Option<&str>, domain: &str) -> anyhow::Result<String> {
+    let plural = match given {
+        Some(plural) => gvk::plural(plural)?,
+        None => gvk::plural(&names::plural(&gvk.kind)).map_err(|err| {
+            err.context(format!(
+                "the plural of kind `{}` cannot name a resource",
+                gvk.kind
+            ))
+        })?,
+    };
+    let name = format!("{plural}.{}", gvk.qualified_group(domain));
     match names::dns1123_subdomain_problem(&name) {
         Some(problem) => Err(user_error(
             format!("the CRD name `{name}` is invalid: {problem}"),
             "choose a shorter group, domain or `--plural`",
         )),
-        None => Ok(()),
+        None => Ok(plural),
     }
 }
 
@@ -401,12 +402,9 @@ mod tests {
             let Ok(gvk) = Gvk::parse(&group, &version, &kind, &project.domain) else {
                 return Ok(());
             };
-            let Ok(plural) = gvk::plural(&names::plural(&gvk.kind)) else {
+            let Ok(plural) = resource_plural(&gvk, None, &project.domain) else {
                 return Ok(());
             };
-            if check_crd_name(&plural, &gvk.qualified_group(&project.domain)).is_err() {
-                return Ok(());
-            }
             let c = ApiContext::new(&project, &gvk, plural, namespaced, String::new());
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
