@@ -11,6 +11,7 @@ use crate::model::names;
 use crate::model::project::{Project, Resource};
 use crate::prompt;
 use crate::scaffold::plan::{IfExists, Plan};
+use crate::scaffold::templates::Templates;
 use crate::ui::{self, user_error};
 
 /// Where `init` put the license header that `create api` puts atop new sources.
@@ -86,7 +87,8 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         track_edits: true,
         conflict_help: "pass `--force` to scaffold the kind's files again",
     };
-    super::execute(&plan, &context, root, project, &how)?;
+    let templates = Templates::load()?;
+    super::execute(&templates, &plan, &context, root, project, &how)?;
     if args.dry_run {
         return Ok(());
     }
@@ -372,7 +374,6 @@ mod tests {
 
     use super::*;
     use crate::model::names::RUST_KEYWORDS;
-    use crate::scaffold::templates::Templates;
 
     static TEMPLATES: LazyLock<Templates> = LazyLock::new(|| Templates::load().unwrap());
 

@@ -104,9 +104,10 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
         header: String::new(),
         versions: VERSIONS,
     };
+    let templates = Templates::load()?;
     let apache2 = args.license == License::Apache2;
     if apache2 {
-        let boilerplate = Templates::load()?.render(BOILERPLATE.0, &context)?;
+        let boilerplate = templates.render(BOILERPLATE.0, &context)?;
         context.header = format!("{boilerplate}\n");
     }
     let plan = plan(apache2);
@@ -118,7 +119,7 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
         track_edits: false,
         conflict_help: "`init` writes these files: move them away, or run `init` in a new directory",
     };
-    super::execute(&plan, &context, root, project, &how)?;
+    super::execute(&templates, &plan, &context, root, project, &how)?;
     if args.dry_run {
         return Ok(());
     }

@@ -45,13 +45,13 @@ struct Execution<'a> {
 /// Renders `plan` with `context` and the PROJECT record `project`, then writes it all or
 /// nothing and prints one line per file (or, in a dry run, prints what would change).
 fn execute(
+    templates: &Templates,
     plan: &Plan,
     context: &impl Serialize,
     root: &Path,
     mut project: Project,
     how: &Execution<'_>,
 ) -> anyhow::Result<()> {
-    let templates = Templates::load()?;
     let rustfmt = Rustfmt::detect();
     if !rustfmt.available() {
         ui::note(
@@ -66,7 +66,7 @@ fn execute(
         conflict_help: how.conflict_help,
         rustfmt: &rustfmt,
     };
-    let mut changes = apply::render(plan, &templates, context, root, &options)?;
+    let mut changes = apply::render(plan, templates, context, root, &options)?;
     if how.track_edits {
         for spec in plan.files.iter().filter(|s| s.if_exists == IfExists::Error) {
             if let Some(change) = changes.iter().find(|c| c.path == spec.dest) {
