@@ -45,6 +45,10 @@ pub struct InitArgs {
     /// The project's name (a DNS-1123 label) [default: the directory's name].
     #[arg(long)]
     pub project_name: Option<String>,
+    /// The project's repository, for Cargo.toml: a URL, or a Go-style module path
+    /// (`github.com/me/operator`) as kubebuilder's `--repo` takes it.
+    #[arg(long)]
+    pub repo: Option<String>,
     /// The copyright owner written into the license header.
     #[arg(long)]
     pub owner: Option<String>,
@@ -97,6 +101,10 @@ pub struct CreateApiArgs {
     /// The resource's plural, when the English plural is not what you want.
     #[arg(long)]
     pub plural: Option<String>,
+    /// Scaffold a controller with a finalizer, so that its `cleanup` runs before an object is
+    /// deleted (for anything outside the cluster; owned objects need none).
+    #[arg(long)]
+    pub finalizer: bool,
     /// Overwrite the kind's files if they exist (files you edited are kept; see below).
     #[arg(long)]
     pub force: bool,

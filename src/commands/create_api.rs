@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::cli::CreateApiArgs;
 use crate::model::gvk::{self, Gvk};
+use crate::model::manifests;
 use crate::model::names;
 use crate::model::project::{Project, Resource};
 use crate::prompt;
@@ -35,6 +36,8 @@ pub struct ApiContext {
     pub kind_lower: String,
     pub plural: String,
     pub namespaced: bool,
+    /// The controller puts a finalizer on its objects and cleans up before they go.
+    pub finalizer: bool,
     /// The alias controllers import the group-version under, kubebuilder style (`webappv1`).
     pub api_alias: String,
     pub sample_file: String,
@@ -56,13 +59,15 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         .cloned();
     check_request(&gvk, existing.as_ref(), resource, controller, args.force)?;
 
-    let context = ApiContext::new(&project, &gvk, plural, args.namespaced, header);
+    let mut context = ApiContext::new(&project, &gvk, plural, args.namespaced, header);
+    context.finalizer = args.finalizer;
     let mut plan = Plan::default();
     if resource {
         plan_resource(&mut plan, &context);
     }
     if controller {
         plan_controller(&mut plan, &context);
+        plan_role(&mut plan, root, &context)?;
     }
     let previous = existing.unwrap_or(Resource {
         group: gvk.group.clone(),
@@ -72,12 +77,18 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         namespaced: context.namespaced,
         api: false,
         controller: false,
+        finalizer: false,
     });
     project.upsert(Resource {
         plural: context.plural.clone(),
         namespaced: context.namespaced,
         api: previous.api || resource,
         controller: previous.controller || controller,
+        finalizer: if controller {
+            args.finalizer
+        } else {
+            previous.finalizer
+        },
         ..previous
     });
     let how = super::Execution {
@@ -126,6 +137,7 @@ impl ApiContext {
             kind: gvk.kind.clone(),
             plural,
             namespaced,
+            finalizer: false,
         }
     }
 }
@@ -147,6 +159,12 @@ pub fn plan_resource(plan: &mut Plan, c: &ApiContext) {
         "api/src/api/kind.rs.tera",
         format!("src/api/{group}/{version}/{kind}.rs"),
         IfExists::Error,
+    );
+    plan.yaml_file(
+        "api/config/crd/crd.json.tera",
+        format!("config/crd/{}", crd_base(c)),
+        IfExists::Skip,
+        manifests::HEADER,
     );
     plan.file(
         "api/config/crd/kustomization.yaml.tera",
@@ -206,7 +224,7 @@ pub fn plan_resource(plan: &mut Plan, c: &ApiContext) {
     plan.insert(
         "config/crd/kustomization.yaml",
         "crdkustomizeresource",
-        format!("- bases/{}_{}.yaml", c.qualified_group, c.plural),
+        format!("- {}", crd_base(c)),
     );
     plan.insert(
         "config/samples/kustomization.yaml",
@@ -221,6 +239,34 @@ pub fn plan_resource(plan: &mut Plan, c: &ApiContext) {
             c.kind_lower
         ),
     );
+}
+
+/// The kind's CRD under `config/crd`, as `make manifests` names it.
+fn crd_base(c: &ApiContext) -> String {
+    format!("bases/{}_{}.yaml", c.qualified_group, c.plural)
+}
+
+/// The manager's ClusterRole with the rules of the kind's controller, if `role.yaml` is still
+/// as `make manifests` wrote it; else a note, and the file is left for `make manifests`.
+fn plan_role(plan: &mut Plan, root: &Path, c: &ApiContext) -> anyhow::Result<()> {
+    let role = match std::fs::read_to_string(root.join(manifests::ROLE_FILE)) {
+        Ok(text) => manifests::role_with(&text, &c.qualified_group, &c.plural, c.finalizer),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(
+                anyhow::Error::new(err).context(format!("cannot read {}", manifests::ROLE_FILE))
+            );
+        }
+    };
+    match role {
+        Some(role) => plan.computed(manifests::ROLE_FILE, role),
+        None => ui::note(&format!(
+            "{} is not as `make manifests` wrote it: run `make manifests` to add the rules of {}",
+            manifests::ROLE_FILE,
+            c.kind
+        )),
+    }
+    Ok(())
 }
 
 /// The files and inserts of a kind's controller.

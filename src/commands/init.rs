@@ -27,7 +27,9 @@ const FILES: &[(&str, &str)] = &[
     ("init/src/health.rs.tera", "src/health.rs"),
     ("init/src/leader.rs.tera", "src/leader.rs"),
     ("init/src/metrics.rs.tera", "src/metrics.rs"),
+    ("init/src/server.rs.tera", "src/server.rs"),
     ("init/src/api/mod.rs.tera", "src/api/mod.rs"),
+    ("init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
     ("init/src/controller/mod.rs.tera", "src/controller/mod.rs"),
     ("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
     ("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
@@ -64,6 +66,8 @@ pub struct InitContext {
     pub crate_name: String,
     pub domain: String,
     pub owner: Option<String>,
+    /// The repository URL for Cargo.toml, or empty.
+    pub repository: String,
     pub year: i64,
     /// The license header for Rust sources, ending in a blank line, or empty.
     pub header: String,
@@ -95,11 +99,13 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
         ));
     }
 
+    let repository = args.repo.as_deref().map(gvk::repository).transpose()?;
     let mut context = InitContext {
         crate_name: names::crate_name(&project_name),
         project_name: project_name.clone(),
         domain: domain.clone(),
         owner: args.owner,
+        repository: repository.clone().unwrap_or_default(),
         year: super::current_year(),
         header: String::new(),
         versions: VERSIONS,
@@ -111,7 +117,8 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
         context.header = format!("{boilerplate}\n");
     }
     let plan = plan(apache2);
-    let project = Project::new(domain, project_name);
+    let mut project = Project::new(domain, project_name);
+    project.repo = args.repo;
     let how = super::Execution {
         force: false,
         overwrite_edited: false,

@@ -15,17 +15,22 @@ const TAKEN_CRATE_NAMES: &[&str] = &[
     "core",
     "futures",
     "http",
+    "humantime",
     "k8s_openapi",
     "kube",
+    "metrics_process",
     "proc_macro",
+    "prometheus_client",
     "schemars",
     "serde",
     "serde_json",
     "serde_saphyr",
+    "socket2",
     "std",
     "test",
     "thiserror",
     "tokio",
+    "tokio_util",
     "tower_test",
     "tracing",
     "tracing_subscriber",
@@ -93,6 +98,34 @@ pub fn project_name(value: &str) -> anyhow::Result<String> {
         ));
     }
     Ok(value.to_string())
+}
+
+/// The repository a project's `Cargo.toml` names, from `init --repo`: a URL as it is, or a Go
+/// module path as kubebuilder's `--repo` takes it (`github.com/me/operator`), made an https URL.
+pub fn repository(value: &str) -> anyhow::Result<String> {
+    let help = "pass the project's repository, e.g. `--repo github.com/me/guestbook-operator` or `--repo https://git.example.com/me/guestbook`";
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~/:@%+".contains(c);
+    if value.is_empty() || !value.chars().all(allowed) {
+        return Err(invalid(
+            "repository",
+            value,
+            "it must be a URL or a module path, without spaces or quotes",
+            help,
+        ));
+    }
+    if value.starts_with("https://") || value.starts_with("http://") {
+        return Ok(value.to_string());
+    }
+    let host = value.split('/').next().unwrap_or_default();
+    if value.contains("://") || !host.contains('.') || host.contains(':') {
+        return Err(invalid(
+            "repository",
+            value,
+            "it is neither an http(s) URL nor a module path whose first element is a host name",
+            help,
+        ));
+    }
+    Ok(format!("https://{value}"))
 }
 
 /// A group, version and kind, checked together with the project's domain.
@@ -233,6 +266,63 @@ mod tests {
 
     fn error_of(result: anyhow::Result<impl std::fmt::Debug>) -> String {
         format!("{:#}", result.expect_err("should be rejected"))
+    }
+
+    #[test]
+    fn repositories_are_urls_or_go_module_paths() {
+        assert_eq!(
+            repository("github.com/me/operator").unwrap(),
+            "https://github.com/me/operator"
+        );
+        assert_eq!(
+            repository("https://git.example.com:8443/me/op").unwrap(),
+            "https://git.example.com:8443/me/op"
+        );
+        for bad in [
+            "",
+            "operator",
+            "me/operator",
+            "git@github.com:me/op",
+            "a b",
+            "ftp://x.org/y",
+            "x.org/\"y",
+        ] {
+            assert!(
+                error_of(repository(bad)).contains("invalid repository"),
+                "{bad}"
+            );
+        }
+    }
+
+    /// The crates the generated Cargo.toml names cannot name the project: derived from the
+    /// template, so that the list cannot fall behind it.
+    #[test]
+    fn every_crate_of_the_generated_cargo_toml_is_taken() {
+        let templates = crate::scaffold::templates::Templates::load().unwrap();
+        #[derive(Serialize)]
+        struct Context {
+            project_name: &'static str,
+            repository: &'static str,
+            versions: crate::model::versions::Versions,
+        }
+        let context = Context {
+            project_name: "guestbook",
+            repository: "",
+            versions: crate::model::versions::VERSIONS,
+        };
+        let text = templates.render("init/Cargo.toml.tera", &context).unwrap();
+        let manifest: toml::Table = toml::from_str(&text).unwrap();
+        let mut crates = Vec::new();
+        for section in ["dependencies", "dev-dependencies"] {
+            let table = manifest[section].as_table().unwrap();
+            crates.extend(table.keys().map(|k| k.replace('-', "_")));
+        }
+        assert!(crates.len() > 10, "{crates:?}");
+        let missing: Vec<_> = crates
+            .iter()
+            .filter(|c| !TAKEN_CRATE_NAMES.contains(&c.as_str()))
+            .collect();
+        assert!(missing.is_empty(), "add to TAKEN_CRATE_NAMES: {missing:?}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! What a project is made of: validated names (`gvk`, `names`) and the PROJECT file.
+//! What a project is made of: validated names (`gvk`, `names`), the PROJECT file, and the
+//! manifests `create api` writes before `make manifests` can.
 
 pub mod gvk;
+pub mod manifests;
 pub mod names;
 pub mod project;
 pub mod versions;

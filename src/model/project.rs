@@ -26,6 +26,9 @@ pub struct Project {
     pub layout: String,
     pub domain: String,
     pub project_name: String,
+    /// The repository `init --repo` was given, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     pub cli_version: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
@@ -46,6 +49,9 @@ pub struct Resource {
     pub namespaced: bool,
     pub api: bool,
     pub controller: bool,
+    /// The controller was scaffolded with a finalizer (`create api --finalizer`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub finalizer: bool,
 }
 
 impl Project {
@@ -56,6 +62,7 @@ impl Project {
             layout: LAYOUT.into(),
             domain,
             project_name,
+            repo: None,
             cli_version: env!("CARGO_PKG_VERSION").into(),
             resources: Vec::new(),
             generated: BTreeMap::new(),
@@ -146,6 +153,7 @@ mod tests {
             namespaced: true,
             api: true,
             controller: true,
+            finalizer: false,
         });
         let text = project.to_toml().unwrap();
         assert!(text.contains("projectName = \"guestbook\""), "{text}");

@@ -12,7 +12,6 @@ pub struct Versions {
     pub schemars: &'static str,
     pub serde_saphyr: &'static str,
     pub axum: &'static str,
-    pub kube_lease_manager: &'static str,
     pub prometheus_client: &'static str,
     pub rust: &'static str,
 }
@@ -25,7 +24,6 @@ pub const VERSIONS: Versions = Versions {
     schemars: "1.2",
     serde_saphyr: "2",
     axum: "0.8",
-    kube_lease_manager: "0.13",
     prometheus_client: "0.25",
     rust: "1.89",
 };

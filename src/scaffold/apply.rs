@@ -10,7 +10,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::marker;
-use super::plan::{IfExists, Plan};
+use super::plan::{FileSpec, IfExists, Output, Plan};
 use super::rustfmt::Rustfmt;
 use super::templates::Templates;
 use crate::ui::user_error;
@@ -86,8 +86,12 @@ pub fn render(
     let mut edited = Vec::new();
     for spec in &plan.files {
         let mut content = templates.render(&spec.template, context)?;
-        if spec.dest.ends_with(".rs") {
-            content = options.rustfmt.format(&content, root, &spec.dest)?;
+        match spec.output {
+            Output::Text if spec.dest.ends_with(".rs") => {
+                content = options.rustfmt.format(&content, root, &spec.dest)?;
+            }
+            Output::Text => {}
+            Output::YamlFromJson { header } => content = yaml_from_json(&content, header, spec)?,
         }
         let original = read_existing(root, &spec.dest)?;
         let action = match &original {
@@ -178,7 +182,20 @@ pub fn render(
             change.content = keep_formatted(change, root, options.rustfmt)?;
         }
     }
+    for computed in &plan.computed {
+        let change = replace(root, &computed.dest, computed.content.clone())?;
+        changes.insert(computed.dest.clone(), change);
+    }
     Ok(changes.into_values().collect())
+}
+
+/// The JSON a template rendered, as YAML after `header`.
+fn yaml_from_json(json: &str, header: &str, spec: &FileSpec) -> anyhow::Result<String> {
+    let value: serde_json::Value = serde_json::from_str(json)
+        .with_context(|| format!("template {} does not render JSON", spec.template))?;
+    let yaml = serde_saphyr::to_string(&value)
+        .with_context(|| format!("cannot write `{}` as YAML", spec.dest))?;
+    Ok(format!("{header}{yaml}"))
 }
 
 /// The change that writes `content`, which the command computed itself, to `dest`.

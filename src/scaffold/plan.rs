@@ -11,6 +11,15 @@ pub enum IfExists {
     Overwrite,
 }
 
+/// How a rendered template becomes the file's content.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// As rendered (Rust sources are formatted with rustfmt).
+    Text,
+    /// The template renders JSON; the file is that document in YAML, after `header`.
+    YamlFromJson { header: &'static str },
+}
+
 /// One file rendered from a template.
 #[derive(Clone, Debug)]
 pub struct FileSpec {
@@ -19,6 +28,14 @@ pub struct FileSpec {
     /// The destination, relative to the project root.
     pub dest: String,
     pub if_exists: IfExists,
+    pub output: Output,
+}
+
+/// A file whose whole content the command computed (like PROJECT); it replaces what is there.
+#[derive(Clone, Debug)]
+pub struct Computed {
+    pub dest: String,
+    pub content: String,
 }
 
 /// A fragment inserted above the line `<comment> +kube-scaffold:scaffold:<marker>` of a file.
@@ -34,6 +51,7 @@ pub struct Insert {
 pub struct Plan {
     pub files: Vec<FileSpec>,
     pub inserts: Vec<Insert>,
+    pub computed: Vec<Computed>,
 }
 
 impl Plan {
@@ -43,6 +61,29 @@ impl Plan {
             template: template.to_string(),
             dest: dest.into(),
             if_exists,
+            output: Output::Text,
+        });
+    }
+
+    /// Adds a file from `template`, which renders JSON, written to `dest` as YAML after `header`.
+    pub fn yaml_file(
+        &mut self,
+        template: &str,
+        dest: impl Into<String>,
+        if_exists: IfExists,
+        header: &'static str,
+    ) {
+        self.file(template, dest, if_exists);
+        if let Some(spec) = self.files.last_mut() {
+            spec.output = Output::YamlFromJson { header };
+        }
+    }
+
+    /// Replaces `dest` with `content`, computed by the command.
+    pub fn computed(&mut self, dest: impl Into<String>, content: String) {
+        self.computed.push(Computed {
+            dest: dest.into(),
+            content,
         });
     }
 
