@@ -1,10 +1,12 @@
 //! The product test: generate projects outside this repository and run in them what their
 //! user would. There is no API server and no container engine on the machines this runs on,
-//! so it stops at the cluster's door: `make install` runs against a kubectl stand-in that
-//! records what it was given, and the image is linted (hadolint), not built.
+//! so it stops at the cluster's door: `make install`, `uninstall`, `deploy` and `undeploy` run
+//! against a kubectl STAND-IN (tests/tools/kubectl_stand_in.sh) that records what it was given
+//! and hands `kubectl kustomize` to the real kubectl; the image is linted (hadolint), not built.
 //!
-//! Needs kustomize, kubernetes-validate, hadolint and python3 with PyYAML and jsonschema:
-//! `scripts/install-test-tools` installs them. Builds share one target directory
+//! Needs kubectl (for its built-in kustomize; the Makefile's default when no kustomize is
+//! installed), kustomize, kubernetes-validate, hadolint and python3 with PyYAML and jsonschema:
+//! `scripts/install-test-tools` installs all but kubectl. Builds share one target directory
 //! (`target/tmp/generated-target`), so only the first run pays for the dependencies.
 
 use std::fs;
@@ -84,8 +86,9 @@ fn assert_valid_manifests(dir: &Path, file: &Path) {
     );
 }
 
+/// `kubectl kustomize`: what the generated Makefile uses when no kustomize is installed.
 fn kustomize_build(dir: &Path, path: &str, out: &str) -> PathBuf {
-    let output = run(dir, tool("kustomize"), &["build", path]);
+    let output = run(dir, "kubectl", &["kustomize", path]);
     let file = dir.join(out);
     fs::write(&file, &output.stdout).unwrap();
     file
@@ -123,6 +126,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "--kind",
             "Config",
             "--namespaced=false",
+            "--finalizer",
         ],
         &[
             "--group",
@@ -131,6 +135,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "v1alpha1",
             "--kind",
             "Result",
+            "--finalizer",
         ],
         &["--group", "ops", "--version", "v1alpha1", "--kind", "Event"],
         &["--group", "ops", "--version", "v1alpha1", "--kind", "Error"],
@@ -165,6 +170,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "v1beta1",
             "--kind",
             "MutatingWebhookConfiguration",
+            "--finalizer",
         ],
     ];
     kube_scaffold(&dir, &["init", "--domain", "mock.com"]).success();
@@ -186,8 +192,10 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     );
     let tests = run(&dir, "cargo", &["test"]);
     let summary = text(&tests);
-    // Five per kind; conditions, backoff, readiness and metrics have seven between them.
-    let expected = 5 * kinds.len() + 7;
+    // Three per kind and two more with a finalizer; the shared modules have 24 between them
+    // (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3).
+    let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
+    let expected = 3 * kinds.len() + 2 * finalizers + 24;
     assert!(
         summary.contains(&format!("test result: ok. {expected} passed; 0 failed")),
         "expected {expected} passing tests:\n{summary}"
@@ -216,14 +224,21 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     );
     let smoke_args: Vec<&str> = smoke_args.iter().map(String::as_str).collect();
     let checks = text(&run(&dir, "python3", &smoke_args));
-    assert_eq!(checks.matches("ok: ").count(), 8, "{checks}");
+    assert_eq!(checks.matches("ok: ").count(), 13, "{checks}");
     assert!(
         checks.contains("every controller watches its kind (9 watches)"),
         "{checks}"
     );
 
-    // The manifests.
+    // The manifests: `create api` wrote them as `make manifests` does, so a new project passes
+    // its own lint workflow's drift check before anyone runs `make manifests`.
+    let scaffolded = config_files(&dir);
     let manifests = text(&run(&dir, "make", &["manifests"]));
+    assert_eq!(
+        config_files(&dir),
+        scaffolded,
+        "`make manifests` changed what create api wrote under config/"
+    );
     for crd in [
         "webapp.mock.com_guestbooks",
         "webapp.mock.com_configs",
@@ -292,39 +307,179 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let lint = run(&dir, tool("hadolint"), &["Dockerfile"]);
     assert!(text(&lint).trim().is_empty(), "hadolint: {}", text(&lint));
 
-    // The installer, with the image set.
-    let kustomize = tool("kustomize");
-    let kustomize_var = format!("KUSTOMIZE={}", kustomize.display());
-    let img = "IMG=registry.example.com/guestbook:v0.1.0";
-    run(&dir, "make", &["build-installer", &kustomize_var, img]);
+    // The installer, with the image set, through kubectl's kustomize (none other installed)
+    // and through a standalone kustomize: the same bytes, and config/ left as it was.
+    let img = "IMG=registry.example.com:5000/guestbook:v0.1.0";
+    let before_installer = config_files(&dir);
+    run(&dir, "make", &["build-installer", "KUSTOMIZE=", img]);
     let installer = dir.join("dist/install.yaml");
     let installer_text = fs::read_to_string(&installer).unwrap();
     assert!(
-        installer_text.contains("image: registry.example.com/guestbook:v0.1.0"),
+        installer_text.contains("image: registry.example.com:5000/guestbook:v0.1.0"),
         "{installer_text}"
     );
+    assert!(
+        installer_text.contains("pod-security.kubernetes.io/enforce: restricted"),
+        "the manager's namespace does not enforce the restricted standard"
+    );
     assert_valid_manifests(&dir, &installer);
-
-    // `make install`, up to the cluster's door: a kubectl stand-in records what it is given.
-    let stand_in = dir.join("kubectl-stand-in");
-    fs::write(
-        &stand_in,
-        "#!/usr/bin/env bash\n# A stand-in for kubectl: no API server runs here.\n\
-         printf '%s\\n' \"$*\" > kubectl-args.txt\ncat > kubectl-stdin.yaml\n",
-    )
-    .unwrap();
-    run(&dir, "chmod", &["+x", stand_in.to_str().unwrap()]);
-    let kubectl_var = format!("KUBECTL={}", stand_in.display());
-    run(&dir, "make", &["install", &kustomize_var, &kubectl_var]);
-    let args = fs::read_to_string(dir.join("kubectl-args.txt")).unwrap();
-    assert_eq!(args.trim(), "apply --server-side -f -");
-    let applied = dir.join("kubectl-stdin.yaml");
-    let applied_text = fs::read_to_string(&applied).unwrap();
+    let kustomize_var = format!("KUSTOMIZE={}", tool("kustomize").display());
+    run(&dir, "make", &["build-installer", &kustomize_var, img]);
+    assert_eq!(fs::read_to_string(&installer).unwrap(), installer_text);
     assert_eq!(
-        applied_text
-            .matches("kind: CustomResourceDefinition")
-            .count(),
+        config_files(&dir),
+        before_installer,
+        "build-installer edited config/"
+    );
+
+    // The cluster's door: every target that talks to a cluster, with a kubectl stand-in.
+    let door = ClusterDoor::new(&dir);
+    door.make(&["install"], &[]).success();
+    // A pipeline's two kubectls run at once: either may come first in the log.
+    let mut calls = door.calls();
+    calls.sort();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[0].0, "apply --server-side -f -");
+    assert_eq!(calls[1].0, "kustomize config/crd");
+    let applied = calls[0].1.clone();
+    assert_eq!(
+        applied.matches("kind: CustomResourceDefinition").count(),
         kinds.len()
     );
-    assert_valid_manifests(&dir, &applied);
+    let applied_file = dir.join("applied.yaml");
+    fs::write(&applied_file, &applied).unwrap();
+    assert_valid_manifests(&dir, &applied_file);
+
+    // uninstall: the objects of every kind first, then the CRDs, each within the timeout.
+    let door = ClusterDoor::new(&dir);
+    door.make(&["uninstall"], &[]).success();
+    let calls: Vec<String> = door.calls().into_iter().map(|(args, _)| args).collect();
+    let deletes: Vec<&String> = calls.iter().filter(|c| c.starts_with("delete")).collect();
+    assert_eq!(deletes.len(), kinds.len() + 1, "{calls:?}");
+    for delete in &deletes[..kinds.len()] {
+        assert!(
+            delete.ends_with("--all --all-namespaces --ignore-not-found --timeout=60s"),
+            "{delete}"
+        );
+    }
+    assert!(
+        deletes
+            .iter()
+            .any(|d| d.starts_with("delete guestbooks.webapp.mock.com "))
+    );
+    assert_eq!(
+        deletes[kinds.len()].as_str(),
+        "delete --ignore-not-found=false --timeout=60s -f -"
+    );
+
+    // deploy, with the image set and config/ left as it was.
+    let door = ClusterDoor::new(&dir);
+    door.make(&["deploy", img], &[]).success();
+    let calls = door.calls();
+    let deployed = &calls
+        .iter()
+        .find(|(a, _)| a.starts_with("apply"))
+        .unwrap()
+        .1;
+    assert!(deployed.contains("image: registry.example.com:5000/guestbook:v0.1.0"));
+    assert_eq!(
+        deployed.matches("kind: CustomResourceDefinition").count(),
+        kinds.len()
+    );
+    assert_eq!(
+        config_files(&dir),
+        before_installer,
+        "deploy edited config/"
+    );
+
+    // undeploy when objects keep a finalizer no controller removes: it stops, within the
+    // timeout, with the fix, and deletes neither the manager nor the CRDs.
+    let door = ClusterDoor::new(&dir);
+    let stuck = door
+        .make(
+            &["undeploy"],
+            &[("STAND_IN_STUCK", "configs.webapp.mock.com")],
+        )
+        .failure();
+    let stderr = String::from_utf8_lossy(&stuck.get_output().stdout).into_owned()
+        + &String::from_utf8_lossy(&stuck.get_output().stderr);
+    assert!(
+        stderr.contains("error: objects of configs.webapp.mock.com were not deleted within 60s")
+            && stderr.contains("help: make sure the manager runs"),
+        "{stderr}"
+    );
+    let calls = door.calls();
+    assert!(
+        !calls
+            .iter()
+            .any(|(a, _)| a.ends_with("-f -") && a.starts_with("delete")),
+        "undeploy went on after objects were stuck: {calls:?}"
+    );
+}
+
+/// A kubectl STAND-IN on the far side of `make`: no API server runs here.
+struct ClusterDoor {
+    dir: PathBuf,
+    log: tempfile::TempDir,
+}
+
+impl ClusterDoor {
+    fn new(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            log: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Runs `make <args>` with the stand-in as KUBECTL and no standalone kustomize.
+    fn make(&self, args: &[&str], env: &[(&str, &str)]) -> assert_cmd::assert::Assert {
+        let stand_in = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/tools/kubectl_stand_in.sh"
+        );
+        let mut command = assert_cmd::Command::new("make");
+        command
+            .args(args)
+            .arg(format!("KUBECTL={stand_in}"))
+            .arg("KUSTOMIZE=")
+            .current_dir(&self.dir)
+            .env("CARGO_TARGET_DIR", target_dir())
+            .env("STAND_IN_LOG", self.log.path())
+            .envs(env.iter().copied())
+            .write_stdin("");
+        command.assert()
+    }
+
+    /// Each call the stand-in took, in order: its arguments and what it read from stdin.
+    fn calls(&self) -> Vec<(String, String)> {
+        let log = fs::read_to_string(self.log.path().join("calls.log")).unwrap_or_default();
+        log.lines()
+            .map(|line| {
+                let (args, input) = line.split_once('\t').unwrap();
+                (
+                    args.to_string(),
+                    fs::read_to_string(input).unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Every file under `config/`, with its content.
+fn config_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.join("config")];
+    while let Some(folder) = stack.pop() {
+        for entry in fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path.strip_prefix(dir).unwrap().display().to_string();
+                files.push((name, fs::read(&path).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
 }

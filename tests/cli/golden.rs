@@ -19,6 +19,8 @@ fn golden_init() {
             "mock.com",
             "--owner",
             "The Guestbook Authors",
+            "--repo",
+            "github.com/me/guestbook",
         ],
     )
     .success();
@@ -76,6 +78,7 @@ fn golden_two_kinds_one_cluster_scoped_no_license() {
             "--kind",
             "Config",
             "--namespaced=false",
+            "--finalizer",
             "--resource",
             "--controller",
         ],

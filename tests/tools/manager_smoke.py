@@ -4,7 +4,9 @@
 This is not a cluster: the stand-in answers only what the manager asks at start and while
 idle (`/version`, API discovery, empty lists, watches that stay open). It shows that the
 manager fails fast with the right message when the API server or a CRD is missing, becomes
-ready once its caches have synced, serves metrics, and stops cleanly on SIGTERM.
+ready once its caches have synced, serves metrics, and stops cleanly on SIGTERM; and that a
+standby waiting for a lease it cannot take (the stand-in refuses writes) stops being ready
+after its lease duration, and never reconciles.
 
 Usage: manager_smoke.py MANAGER_BINARY GROUP/VERSION/PLURAL/KIND[/cluster] ...
 Prints one line per check, `ok: ...` or `FAIL: ...`; exits 1 if any failed.
@@ -93,7 +95,8 @@ class StandIn(BaseHTTPRequestHandler):
 
 def reconciled(group, version, kind, namespaced):
     """An object the generated controller has already reconciled: finalizer set, status
-    Available. Reconciling it again sends no request, and counts one success."""
+    Available. Reconciling it again sends no request, and counts one `requeue_after` (the
+    controller asks to resync later)."""
     metadata = {"name": "stand-in", "uid": "0", "resourceVersion": "1", "generation": 1,
                 "finalizers": [f"{group}/finalizer"]}
     if namespaced:
@@ -131,12 +134,22 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(binary, config, probes, metrics):
+def start(binary, config, probes, metrics, *flags):
     env = dict(os.environ, KUBECONFIG=config, RUST_LOG=os.environ.get("SMOKE_LOG", "info"))
     return subprocess.Popen(
         [binary, f"--health-probe-bind-address=127.0.0.1:{probes}",
-         f"--metrics-bind-address=127.0.0.1:{metrics}"],
+         f"--metrics-bind-address=127.0.0.1:{metrics}", *flags],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def stop(manager):
+    manager.send_signal(signal.SIGTERM)
+    try:
+        output, _ = manager.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        manager.kill()
+        output, _ = manager.communicate()
+    return output
 
 
 def get(port, path):
@@ -187,7 +200,11 @@ def main():
         time.sleep(0.2)
     check(ready, f"/readyz answers 200 once the caches synced (saw {sorted(s for s in statuses if s)})")
     check(get(probes, "/healthz")[0] == 200, "/healthz answers 200")
-    counted = f'controller_runtime_reconcile_total{{controller="{resources[0][3].lower()}",result="success"}} 1'
+    controller = resources[0][3].lower()
+    status, text = get(metrics, "/metrics")
+    zero = f'controller_runtime_reconcile_panics_total{{controller="{controller}"}} 0'
+    check(zero in text, f"/metrics has every series from the start: {zero}")
+    counted = f'controller_runtime_reconcile_total{{controller="{controller}",result="requeue_after"}} 1'
     text = ""
     deadline = time.time() + 20
     while time.time() < deadline and counted not in text:
@@ -198,14 +215,35 @@ def main():
     check(not writes, f"reconciling an up-to-date object wrote nothing ({writes})")
     watched = [r for r in StandIn.requests if "watch=" in r]
     check(len(watched) >= len(resources), f"every controller watches its kind ({len(watched)} watches)")
-    manager.send_signal(signal.SIGTERM)
-    try:
-        output, _ = manager.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        manager.kill()
-        output, _ = manager.communicate()
-    check(manager.returncode == 0 and "all controllers stopped" in output,
+    output = stop(manager)
+    check(manager.returncode == 0 and "controller stopped" in output,
           f"SIGTERM: exits {manager.returncode} after the controllers stopped")
+    server.shutdown()
+
+    # 4. A standby whose lease requests fail: ready at first, not ready after the lease
+    # duration (3 s here), no controller started, and SIGTERM stops it.
+    server = serve(resources)
+    probes, metrics = free_port(), free_port()
+    manager = start(binary, kubeconfig(work, server.server_address[1]), probes, metrics,
+                    "--leader-elect", "--leader-election-namespace=default",
+                    "--leader-elect-lease-duration=3s", "--leader-elect-renew-deadline=2s",
+                    "--leader-elect-retry-period=500ms")
+    seen, deadline = [], time.time() + 30
+    while time.time() < deadline and manager.poll() is None:
+        status, _ = get(probes, "/readyz")
+        if status and (not seen or seen[-1] != status):
+            seen.append(status)
+        if seen[-2:] == [200, 503]:
+            break
+        time.sleep(0.2)
+    check(seen[-2:] == [200, 503], f"a standby that cannot reach its lease goes from ready to not ready (saw {seen})")
+    leases = [r for r in StandIn.requests if "/leases" in r]
+    check(any(r.startswith("POST") for r in leases), f"the standby tried to take the lease ({len(leases)} lease requests)")
+    watched = [r for r in StandIn.requests if "watch=" in r]
+    check(not watched, f"a standby starts no controller ({len(watched)} watches)")
+    output = stop(manager)
+    check(manager.returncode == 0 and "stopped before becoming the leader" in output,
+          f"SIGTERM: a standby exits {manager.returncode}")
     server.shutdown()
 
     if FAILURES:

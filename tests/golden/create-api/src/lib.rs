@@ -19,3 +19,4 @@ pub mod controller;
 pub mod health;
 pub mod leader;
 pub mod metrics;
+pub mod server;

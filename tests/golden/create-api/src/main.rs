@@ -13,16 +13,18 @@
 // limitations under the License.
 
 //! The manager: checks the cluster, serves health probes and metrics, optionally waits to
-//! lead, and runs every controller of this project until SIGTERM or Ctrl-C.
+//! lead, and runs every controller of this project until SIGTERM or Ctrl-C. It exits non-zero
+//! when a controller stops on its own or leadership is lost, so that Kubernetes restarts it.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
-use guestbook::leader::{self, Leadership};
+use guestbook::leader::{Elector, Timing};
+use guestbook::server::{self, BindAddress};
 use guestbook::{api, controller, health, metrics};
 
 /// Runs the guestbook operator's controllers against the cluster of the current
@@ -30,16 +32,12 @@ use guestbook::{api, controller, health, metrics};
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {
-    /// The address the metrics endpoint (/metrics) binds to.
-    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0.0.0.0:8080")]
-    metrics_bind_address: SocketAddr,
-    /// The address the health probes (/healthz, /readyz) bind to.
-    #[arg(
-        long,
-        env = "HEALTH_PROBE_BIND_ADDRESS",
-        default_value = "0.0.0.0:8081"
-    )]
-    health_probe_bind_address: SocketAddr,
+    /// Where /metrics is served: `:8080` is every interface, IPv4 and IPv6; `0` turns it off.
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
+    metrics_bind_address: BindAddress,
+    /// Where the health probes (/healthz, /readyz) are served.
+    #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
+    health_probe_bind_address: BindAddress,
     /// Run the controllers only while holding a Lease, so that one replica of several works.
     #[arg(long)]
     leader_elect: bool,
@@ -49,6 +47,15 @@ struct Args {
     /// The namespace of the Lease [default: the pod's namespace, from POD_NAMESPACE].
     #[arg(long, env = "POD_NAMESPACE")]
     leader_election_namespace: Option<String>,
+    /// How long a standby waits after the leader's last renewal before it takes the lease.
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    leader_elect_lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it stops leading (and exits).
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    leader_elect_renew_deadline: Duration,
+    /// How long to wait between two attempts to take or renew the lease.
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    leader_elect_retry_period: Duration,
     /// How log lines are written; RUST_LOG filters them (default: info).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -64,6 +71,14 @@ enum LogFormat {
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     init_tracing(args.log_format);
+    let timing = Timing {
+        lease_duration: args.leader_elect_lease_duration,
+        renew_deadline: args.leader_elect_renew_deadline,
+        retry_period: args.leader_elect_retry_period,
+    };
+    timing
+        .validate()
+        .map_err(|problem| anyhow::anyhow!("invalid --leader-elect-* durations: {problem}"))?;
 
     let client = kube::Client::try_default().await.context(
         "cannot configure a Kubernetes client from the kubeconfig or the in-cluster config",
@@ -71,56 +86,66 @@ async fn main() -> anyhow::Result<()> {
     check_cluster(&client).await?;
 
     let ctx = Arc::new(controller::Context::new(client.clone()));
-    serve(
+    let shutdown = ctx.shutdown.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing the reconciles that run");
+        shutdown.cancel();
+        shutdown_signal().await;
+        tracing::warn!("second signal: exiting without waiting for the reconciles that run");
+        std::process::exit(130);
+    });
+    server::serve(
         args.health_probe_bind_address,
-        health::router(ctx.readiness.clone()),
-    )
-    .await?;
-    serve(
+        health::router(ctx.health.clone()),
+    )?;
+    server::serve(
         args.metrics_bind_address,
         metrics::router(ctx.metrics.clone()),
-    )
-    .await?;
+    )?;
 
-    let mut leadership = match args.leader_elect {
-        true => {
-            let namespace = args.leader_election_namespace.as_deref().context(
-                "--leader-elect needs the Lease's namespace: set POD_NAMESPACE or --leader-election-namespace",
-            )?;
-            let identity = std::env::var("POD_NAME").unwrap_or_else(|_| {
-                let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
-                format!("{host}-{}", std::process::id())
-            });
-            let id = &args.leader_election_id;
-            ctx.readiness.standby();
-            tokio::select! {
-                leadership = leader::acquire(client, namespace, id, &identity) => Some(leadership?),
-                () = shutdown_signal() => {
-                    tracing::info!("stopped before becoming the leader");
-                    return Ok(());
-                }
+    let mut elector = None;
+    if args.leader_elect {
+        let namespace = args.leader_election_namespace.as_deref().context(
+            "--leader-elect needs the Lease's namespace: set POD_NAMESPACE or --leader-election-namespace",
+        )?;
+        let identity = std::env::var("POD_NAME").unwrap_or_else(|_| {
+            let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
+            format!("{host}-{}", std::process::id())
+        });
+        let id = &args.leader_election_id;
+        let mut candidate = Elector::new(client, namespace, id, &identity, timing);
+        ctx.metrics.set_leading(id, false);
+        ctx.health.standby(timing.lease_duration);
+        tokio::select! {
+            () = candidate.acquire(&ctx.health) => ctx.metrics.set_leading(id, true),
+            () = ctx.shutdown.cancelled() => {
+                tracing::info!("stopped before becoming the leader");
+                return Ok(());
             }
         }
-        false => None,
-    };
+        elector = Some(candidate);
+    }
 
     tracing::info!("starting controllers; press Ctrl-C to stop");
-    tokio::select! {
-        () = controller::run(ctx) => tracing::info!("all controllers stopped"),
-        () = lost(&mut leadership) => {
-            anyhow::bail!("lost the leader lease: stopping so that only the new leader reconciles");
+    let outcome = tokio::select! {
+        outcome = controller::run(ctx.clone()) => outcome,
+        lost = keep(&mut elector) => {
+            ctx.metrics.set_leading(&args.leader_election_id, false);
+            ctx.health.fail(lost.to_string());
+            anyhow::bail!("{lost}: stopping, so that only one replica reconciles");
         }
+    };
+    if let Some(elector) = &mut elector {
+        elector.release().await;
     }
-    if let Some(leadership) = leadership {
-        leadership.release().await;
-    }
-    Ok(())
+    outcome
 }
 
-/// Resolves when this process loses the lease; never without leader election.
-async fn lost(leadership: &mut Option<Leadership>) {
-    match leadership {
-        Some(leadership) => leadership.lost().await,
+/// Resolves once this process stops leading; never without leader election.
+async fn keep(elector: &mut Option<Elector>) -> guestbook::leader::Lost {
+    match elector {
+        Some(elector) => elector.keep().await,
         None => std::future::pending().await,
     }
 }
@@ -139,15 +164,6 @@ async fn shutdown_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
-}
-
-/// Serves `router` on `addr` in the background; fails at once if the address is taken.
-async fn serve(addr: SocketAddr, router: axum::Router) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    Ok(())
 }
 
 fn init_tracing(format: LogFormat) {

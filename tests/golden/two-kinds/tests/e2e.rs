@@ -1,16 +1,18 @@
 //! End-to-end test against a real cluster where the manager runs: `make test-e2e` creates a
-//! kind cluster, builds and loads the image, deploys it, and runs this test. It applies every
-//! sample in `config/samples`, waits until each is `Available`, deletes it, and waits until
-//! the finalizer lets it go. `cargo test` skips it.
+//! kind cluster, builds and loads the image, deploys it, and runs this test in the kubeconfig
+//! context `E2E_KUBE_CONTEXT` (your current context is left alone). It applies every sample in
+//! `config/samples`, waits until each is `Available`, deletes it, and waits until it is gone.
+//! `make test-e2e` then undeploys and uninstalls, each within a bound. `cargo test` skips it.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use kube::Client;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
 };
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
 
 use guestbook::api;
 
@@ -21,9 +23,7 @@ const POLL: Duration = Duration::from_secs(2);
 #[tokio::test]
 #[ignore = "needs a cluster where the manager runs: `make test-e2e`"]
 async fn every_sample_becomes_available_and_is_cleaned_up() -> anyhow::Result<()> {
-    let client = Client::try_default()
-        .await
-        .context("no cluster in the kubeconfig")?;
+    let client = client().await?;
     let mut samples = 0;
     for entry in std::fs::read_dir("config/samples")? {
         let path = entry?.path();
@@ -90,10 +90,23 @@ async fn check_sample(client: &Client, path: &Path) -> anyhow::Result<()> {
     .await?;
 
     objects.delete(&name, &DeleteParams::default()).await?;
-    wait(&what, "to be deleted (the finalizer removed)", || async {
+    wait(&what, "to be deleted", || async {
         Ok(objects.get_opt(&name).await?.is_none())
     })
     .await
+}
+
+/// A client for the context `E2E_KUBE_CONTEXT` of the kubeconfig, or its current context.
+async fn client() -> anyhow::Result<Client> {
+    let options = KubeConfigOptions {
+        context: std::env::var("E2E_KUBE_CONTEXT").ok(),
+        ..KubeConfigOptions::default()
+    };
+    let kubeconfig = Kubeconfig::read().context("cannot read the kubeconfig")?;
+    let config = Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .with_context(|| format!("no context {:?} in the kubeconfig", options.context))?;
+    Ok(Client::try_from(config)?)
 }
 
 /// Polls `done` until it says yes, or fails after `TIMEOUT`.

@@ -3,6 +3,8 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::core::ApiResource;
 
+pub mod conditions;
+
 pub mod webapp;
 
 // +kube-scaffold:scaffold:api-groups

@@ -1,6 +1,8 @@
 //! Standard status conditions (`Available`, `Progressing`, `Degraded`), as Kubernetes API
 //! conventions describe them.
 
+use std::fmt;
+
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 
@@ -11,18 +13,44 @@ pub const PROGRESSING: &str = "Progressing";
 /// The resource failed to reach or keep its desired state.
 pub const DEGRADED: &str = "Degraded";
 
+/// A condition's `status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    True,
+    False,
+    /// The controller cannot tell (yet), e.g. while it waits for something it made.
+    Unknown,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::True => "True",
+            Status::False => "False",
+            Status::Unknown => "Unknown",
+        })
+    }
+}
+
+/// Whether `conditions` holds the condition `type_` with status `True`.
+pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
+    conditions
+        .iter()
+        .any(|c| c.type_ == type_ && c.status == Status::True.to_string())
+}
+
 /// Returns `conditions` with the condition of `type_` set to the given values.
 ///
 /// `lastTransitionTime` only moves when the status changes, so a resync does not rewrite it.
 pub fn set(
     conditions: &[Condition],
     type_: &str,
-    status: bool,
+    status: Status,
     reason: &str,
     message: &str,
     observed_generation: Option<i64>,
 ) -> Vec<Condition> {
-    let status = if status { "True" } else { "False" }.to_string();
+    let status = status.to_string();
     let previous = conditions.iter().find(|c| c.type_ == type_);
     let last_transition_time = match previous {
         Some(c) if c.status == status => c.last_transition_time.clone(),
@@ -52,11 +80,11 @@ mod tests {
 
     #[test]
     fn keeps_transition_time_while_status_is_unchanged() {
-        let first = set(&[], AVAILABLE, true, "Reconciled", "ready", Some(1));
+        let first = set(&[], AVAILABLE, Status::True, "Reconciled", "ready", Some(1));
         let again = set(
             &first,
             AVAILABLE,
-            true,
+            Status::True,
             "Reconciled",
             "still ready",
             Some(2),
@@ -70,18 +98,20 @@ mod tests {
     #[test]
     fn replaces_only_the_condition_of_the_same_type() {
         let both = set(
-            &set(&[], AVAILABLE, true, "A", "", None),
+            &set(&[], AVAILABLE, Status::True, "A", "", None),
             DEGRADED,
-            false,
+            Status::Unknown,
             "D",
             "",
             None,
         );
-        let flipped = set(&both, AVAILABLE, false, "Failed", "", None);
+        let flipped = set(&both, AVAILABLE, Status::False, "Failed", "", None);
         let types: Vec<_> = flipped
             .iter()
             .map(|c| (c.type_.as_str(), c.status.as_str()))
             .collect();
-        assert_eq!(types, [(AVAILABLE, "False"), (DEGRADED, "False")]);
+        assert_eq!(types, [(AVAILABLE, "False"), (DEGRADED, "Unknown")]);
+        assert!(!is_true(&flipped, AVAILABLE));
+        assert!(is_true(&both, AVAILABLE));
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{self, finalizer};
 use kube::runtime::reflector::ObjectRef;
@@ -14,42 +14,40 @@ use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use tracing::{info, instrument, warn};
 
-use super::{Context, Error, Result, conditions};
+use super::{Context, Error, Result, conditions, rule};
 use crate::api::webapp::v1 as webappv1;
 
 /// The finalizer this controller puts on every `Config` so that `cleanup` runs before deletion.
 pub const FINALIZER: &str = "webapp.mock.com/finalizer";
 /// The field manager of the status this controller writes with server-side apply.
 pub const FIELD_MANAGER: &str = "config-controller";
+/// This controller's name in metrics and logs.
+pub const CONTROLLER: &str = "config";
 /// How long to wait before reconciling a healthy object again.
 const RESYNC: Duration = Duration::from_secs(300);
-/// This controller's name in metrics and logs.
-const CONTROLLER: &str = "config";
+/// How many `Config` objects are reconciled at once (controller-runtime's default); one
+/// object is never reconciled twice at the same time.
+const MAX_CONCURRENT_RECONCILES: u16 = 1;
 
 /// Watches `Config` objects and reconciles each one until shutdown.
 pub async fn run(ctx: Arc<Context>) {
     let objects = Api::<webappv1::Config>::all(ctx.client.clone());
-    let controller =
-        Controller::new(objects, watcher::Config::default().any_semantic()).shutdown_on_signal();
-    let cache = controller.store();
-    let readiness = ctx.readiness.clone();
-    tokio::spawn(async move {
-        // kube-runtime 5 wakes only the last of several tasks waiting for a store (the
-        // controller waits on it too), so ask again every second rather than once.
-        loop {
-            match tokio::time::timeout(Duration::from_secs(1), cache.wait_until_ready()).await {
-                Ok(Ok(())) => {
-                    info!(controller = CONTROLLER, "cache synced");
-                    readiness.synced();
-                    break;
-                }
-                Ok(Err(_)) => break,
-                Err(_) => continue,
-            }
-        }
-    });
+    let config = controller::Config::default().concurrency(MAX_CONCURRENT_RECONCILES);
+    // TODO(user): to reconcile when the objects a Config owns change, watch them too, e.g.
+    // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`, and add
+    // their RBAC rules to `rbac_rules` below.
+    let controller = Controller::new(objects, watcher::Config::default().any_semantic())
+        .with_config(config)
+        .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned());
+    super::report_synced(CONTROLLER, controller.store(), ctx.health.clone());
+    ctx.metrics
+        .start_controller(CONTROLLER, MAX_CONCURRENT_RECONCILES);
     controller
-        .run(reconcile, error_policy, ctx)
+        .run(
+            |obj, ctx| super::observe(CONTROLLER, obj, ctx, reconcile),
+            error_policy,
+            ctx,
+        )
         .for_each(|result| async move {
             match result {
                 Ok((obj, _)) => info!(object = %obj, "reconciled"),
@@ -57,25 +55,21 @@ pub async fn run(ctx: Arc<Context>) {
             }
         })
         .await;
+    info!(controller = CONTROLLER, "controller stopped");
 }
 
 /// Brings the cluster to the state a `Config` asks for.
 #[instrument(skip_all, fields(name = %obj.name_any(), namespace = obj.namespace()))]
 pub async fn reconcile(obj: Arc<webappv1::Config>, ctx: Arc<Context>) -> Result<Action> {
     let objects = Api::<webappv1::Config>::all(ctx.client.clone());
-    let timer = ctx.metrics.reconcile(CONTROLLER);
-    let object_ref = ObjectRef::from_obj(&*obj).erase();
-    let action = finalizer(&objects, FINALIZER, obj, |event| async {
+    finalizer(&objects, FINALIZER, obj, |event| async {
         match event {
             finalizer::Event::Apply(obj) => apply(&obj, &objects, &ctx).await,
             finalizer::Event::Cleanup(obj) => cleanup(&obj).await,
         }
     })
     .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))?;
-    ctx.backoff.reset(&object_ref);
-    timer.succeeded();
-    Ok(action)
+    .map_err(|err| Error::Finalizer(Box::new(err)))
 }
 
 /// The object exists and is not being deleted: make the world match its spec.
@@ -89,16 +83,13 @@ async fn apply(
 
     let generation = obj.meta().generation;
     let current = obj.status.clone().unwrap_or_default();
-    let was_available = current
-        .conditions
-        .iter()
-        .any(|c| c.type_ == conditions::AVAILABLE && c.status == "True");
+    let was_available = conditions::is_true(&current.conditions, conditions::AVAILABLE);
     let status = webappv1::ConfigStatus {
         observed_generation: generation,
         conditions: conditions::set(
             &current.conditions,
             conditions::AVAILABLE,
-            true,
+            conditions::Status::True,
             "Reconciled",
             "The Config is reconciled",
             generation,
@@ -138,24 +129,22 @@ async fn cleanup(obj: &webappv1::Config) -> Result<Action> {
 
 /// Decides when to retry after `reconcile` failed: 5 s, then doubling up to 5 minutes.
 pub fn error_policy(obj: Arc<webappv1::Config>, err: &Error, ctx: Arc<Context>) -> Action {
-    ctx.metrics.failure(CONTROLLER, err.metric_label());
     let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
-    warn!(error = %err, name = %obj.name_any(), retry_in = ?delay, "reconcile failed");
+    warn!(error = %err, kind = err.kind(), name = %obj.name_any(), retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
 }
 
 /// The permissions this controller needs; `make manifests` writes them to `config/rbac/role.yaml`.
 pub fn rbac_rules() -> Vec<PolicyRule> {
-    let rule = |resource: &str, verbs: &[&str]| PolicyRule {
-        api_groups: Some(vec![webappv1::GROUP.into()]),
-        resources: Some(vec![resource.into()]),
-        verbs: verbs.iter().map(|v| v.to_string()).collect(),
-        ..PolicyRule::default()
-    };
+    let group = webappv1::GROUP;
     vec![
-        rule("configs", &["get", "list", "watch", "patch", "update"]),
-        rule("configs/status", &["get", "patch", "update"]),
-        rule("configs/finalizers", &["update"]),
+        rule(
+            group,
+            "configs",
+            &["get", "list", "watch", "patch", "update"],
+        ),
+        rule(group, "configs/status", &["get", "patch", "update"]),
+        rule(group, "configs/finalizers", &["update"]),
     ]
 }
 
@@ -167,7 +156,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
-    use crate::controller::mock;
+    use crate::controller::{mock, observe};
 
     const PATH: &str = "/apis/webapp.mock.com/v1/configs/test";
 
@@ -177,7 +166,9 @@ mod tests {
         obj
     }
 
-    fn finalized(mut obj: webappv1::Config) -> webappv1::Config {
+    /// An object as `apply` sees it: with the finalizer.
+    fn ready() -> webappv1::Config {
+        let mut obj = object();
         obj.meta_mut().finalizers = Some(vec![FINALIZER.into()]);
         obj
     }
@@ -190,10 +181,10 @@ mod tests {
     async fn a_new_object_gets_the_finalizer_first() {
         let (ctx, mut server) = mock::context();
         let obj = object();
-        let reconciling = tokio::spawn(reconcile(Arc::new(obj.clone()), ctx));
+        let reconciling = tokio::spawn(reconcile(Arc::new(obj), ctx));
 
         let patch = server
-            .expect(Method::PATCH, &format!("{PATH}?"), json_of(&finalized(obj)))
+            .expect(Method::PATCH, &format!("{PATH}?"), json_of(&ready()))
             .await;
         assert_eq!(patch[1]["op"], "add");
         assert_eq!(patch[1]["path"], "/metadata/finalizers");
@@ -208,11 +199,11 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_finalized_object_gets_its_status_applied() {
+    async fn an_object_gets_its_status_applied_and_an_event() {
         let (ctx, mut server) = mock::context();
-        let obj = finalized(object());
+        let obj = ready();
         let metrics = ctx.metrics.clone();
-        let reconciling = tokio::spawn(reconcile(Arc::new(obj.clone()), ctx));
+        let reconciling = tokio::spawn(observe(CONTROLLER, Arc::new(obj.clone()), ctx, reconcile));
 
         let path = format!("{PATH}/status?&force=true&fieldManager={FIELD_MANAGER}");
         let patch = server.expect(Method::PATCH, &path, json_of(&obj)).await;
@@ -231,18 +222,18 @@ mod tests {
             .expect("reconcile succeeded");
         assert_eq!(action, Action::requeue(RESYNC));
         server.done().await;
-        let counted = format!("{{controller=\"{CONTROLLER}\",result=\"success\"}} 1");
+        let counted = format!("{{controller=\"{CONTROLLER}\",result=\"requeue_after\"}} 1");
         assert!(metrics.encode().contains(&counted), "{}", metrics.encode());
     }
 
     #[tokio::test]
     async fn an_up_to_date_status_is_not_written_again() {
         let (ctx, server) = mock::context();
-        let mut obj = finalized(object());
+        let mut obj = ready();
         let conditions = conditions::set(
             &[],
             conditions::AVAILABLE,
-            true,
+            conditions::Status::True,
             "Reconciled",
             "The Config is reconciled",
             Some(1),
@@ -265,7 +256,7 @@ mod tests {
     #[tokio::test]
     async fn a_deleted_object_is_cleaned_up_and_released() {
         let (ctx, mut server) = mock::context();
-        let mut obj = finalized(object());
+        let mut obj = ready();
         obj.meta_mut().deletion_timestamp = Some(Time(Timestamp::now()));
         let reconciling = tokio::spawn(reconcile(Arc::new(obj.clone()), ctx));
 
@@ -301,11 +292,5 @@ mod tests {
             .collect();
         let expected = [5, 10, 20].map(|s| Action::requeue(Duration::from_secs(s)));
         assert_eq!(delays, expected);
-        let counted = format!("{{controller=\"{CONTROLLER}\",error=\"invalid_object\"}} 3");
-        assert!(
-            ctx.metrics.encode().contains(&counted),
-            "{}",
-            ctx.metrics.encode()
-        );
     }
 }
