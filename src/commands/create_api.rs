@@ -47,6 +47,7 @@ pub struct ApiContext {
 
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
+    project.check_compatible()?;
     let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.domain)?;
     let plural = resource_plural(&gvk, args.plural.as_deref(), &project.domain)?;
     check_against_project(&project, &gvk)?;

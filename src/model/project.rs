@@ -12,6 +12,9 @@ use crate::ui::user_error;
 pub const FILE: &str = "PROJECT";
 /// The PROJECT format this version reads and writes.
 pub const VERSION: &str = "1";
+/// The first kube-scaffold whose templates fit the projects this one scaffolds: a project
+/// generated before it has a manager the new controllers do not compile against.
+pub const FIRST_COMPATIBLE_RELEASE: &str = "0.2.0";
 /// The layout this version scaffolds.
 pub const LAYOUT: &str = "rust.kube-scaffold.io/v1";
 
@@ -110,6 +113,29 @@ impl Project {
             ));
         }
         Ok(project)
+    }
+
+    /// Refuses to add to a project whose generated code this version's templates do not fit.
+    pub fn check_compatible(&self) -> anyhow::Result<()> {
+        let first = semver::Version::parse(FIRST_COMPATIBLE_RELEASE).expect("a version");
+        let scaffolded_by = semver::Version::parse(&self.cli_version).map_err(|err| {
+            user_error(
+                format!("{FILE} names kube-scaffold `{}`: {err}", self.cli_version),
+                format!("restore {FILE} from version control"),
+            )
+        })?;
+        if scaffolded_by < first {
+            return Err(user_error(
+                format!(
+                    "this project was scaffolded by kube-scaffold {scaffolded_by}, whose manager the controllers of kube-scaffold {} do not fit; nothing was written",
+                    env!("CARGO_PKG_VERSION")
+                ),
+                format!(
+                    "add kinds with kube-scaffold {scaffolded_by} (commit 5bbbfdc of kube-scaffold), until `kube-scaffold upgrade` can bring the project to {FIRST_COMPATIBLE_RELEASE}"
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The file's text, as written to disk.

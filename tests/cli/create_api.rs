@@ -328,3 +328,64 @@ fn kinds_of_several_groups_and_versions_share_one_project() {
     );
     assert!(dir.join("src/controller/cron_job.rs").exists());
 }
+
+#[test]
+fn a_finalizer_is_scaffolded_only_when_asked_and_recorded() {
+    let (_tmp, dir) = with_guestbook();
+    let guestbook = fs::read_to_string(dir.join("src/controller/guestbook.rs")).unwrap();
+    assert!(!guestbook.contains("FINALIZER"), "a finalizer by default");
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Book",
+            "--finalizer",
+            "--resource",
+            "--controller",
+        ],
+    )
+    .success();
+    let book = fs::read_to_string(dir.join("src/controller/book.rs")).unwrap();
+    assert!(book.contains("pub const FINALIZER: &str = \"webapp.mock.com/finalizer\";"));
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert_eq!(count(&project, "finalizer = true"), 1, "{project}");
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    assert!(role.contains("  - books/finalizers\n"), "{role}");
+    assert!(!role.contains("guestbooks/finalizers"), "{role}");
+    assert!(
+        dir.join("config/crd/bases/webapp.mock.com_books.yaml")
+            .exists()
+    );
+}
+
+#[test]
+fn a_role_edited_by_hand_is_left_for_make_manifests() {
+    let (_tmp, dir) = with_guestbook();
+    let role = dir.join("config/rbac/role.yaml");
+    let edited = "# mine\nkind: ClusterRole\n";
+    fs::write(&role, edited).unwrap();
+    let out = kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Book",
+            "--resource",
+            "--controller",
+        ],
+    )
+    .success();
+    assert!(
+        stderr_of(&out).contains("config/rbac/role.yaml is not as `make manifests` wrote it"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(fs::read_to_string(&role).unwrap(), edited);
+}

@@ -56,6 +56,9 @@ const CASES: &[Case] = &[
     case(Empty, &["init", "--project-name", "kube"], 1, "depends on a crate of that name"),
     case(Empty, &["init", "--project-name", "match"], 1, "it is a Rust keyword"),
     case(Empty, &["init", "--project-name", "1op"], 1, "start with a lowercase letter"),
+    case(Empty, &["init", "--repo", "operator"], 1, "invalid repository `operator`"),
+    case(Empty, &["init", "--repo", "git@github.com:me/op.git"], 1, "invalid repository"),
+    case(Empty, &["init", "--repo", "github.com/me/\"op"], 1, "without spaces or quotes"),
     case(Empty, &["init", "--project-name", "../op"], 1, "`.` is not allowed"),
     case(Empty, &["init", "--project-name", "a-very-long-project-name-that-goes-on-and-on-past-the-dns-limit-x"], 1, "at most 63"),
     case(Empty, &["init", "--owner", "two\nlines"], 1, "invalid owner"),
@@ -205,6 +208,27 @@ fn an_unknown_project_version_is_refused() {
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
         "has version `9`",
+    );
+}
+
+#[test]
+fn a_project_of_kube_scaffold_0_1_0_is_refused_until_upgraded() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v0.1.0/create-api");
+    for (name, bytes) in tree(&fixture) {
+        let path = dir.join(&name);
+        if name.ends_with('/') {
+            fs::create_dir_all(&path).unwrap();
+        } else {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, bytes).unwrap();
+        }
+    }
+    check(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Book"],
+        1,
+        "scaffolded by kube-scaffold 0.1.0",
     );
 }
 

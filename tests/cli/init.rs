@@ -96,3 +96,19 @@ fn completion_scripts_for_every_shell() {
         );
     }
 }
+
+#[test]
+fn a_go_module_path_names_the_repository() {
+    let (_tmp, dir) = empty_dir("guestbook");
+    kube_scaffold(&dir, &["init", "--repo", "github.com/me/guestbook"]).success();
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(
+        manifest.contains("\nrepository = \"https://github.com/me/guestbook\"\n"),
+        "{manifest}"
+    );
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("repo = \"github.com/me/guestbook\""),
+        "{project}"
+    );
+}
