@@ -48,7 +48,9 @@ pub async fn run(ctx: Arc<Context>) {
         .for_each(|result| async move {
             match result {
                 Ok((obj, _)) => info!(object = %obj, "reconciled"),
-                Err(err) => warn!(error = %err, "reconcile failed"),
+                // `error_policy` has logged it, with its kind.
+                Err(controller::Error::ReconcilerFailed(..)) => {}
+                Err(err) => warn!(error = %err, "controller error"),
             }
         })
         .await;
