@@ -24,6 +24,9 @@ pub enum Command {
     /// Add to the project: an API (`create api`).
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Commands that may still change: `alpha generate`.
+    #[command(subcommand)]
+    Alpha(AlphaCommand),
     /// Print kube-scaffold's version and the versions it scaffolds.
     #[command(after_help = "Example:\n  kube-scaffold version")]
     Version,
@@ -58,6 +61,25 @@ pub struct InitArgs {
     /// Print the files it would write; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlphaCommand {
+    /// Render the whole project again from its PROJECT file, into a new directory.
+    #[command(
+        after_help = "Example:\n  kube-scaffold alpha generate --output-dir ../guestbook-regenerated\n  diff -r . ../guestbook-regenerated"
+    )]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// The project to read [default: the current directory]. It is never changed.
+    #[arg(long)]
+    pub input_dir: Option<std::path::PathBuf>,
+    /// Where to write the project: a new or empty directory.
+    #[arg(long)]
+    pub output_dir: std::path::PathBuf,
 }
 
 /// License headers `init` can write.

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 pub mod cli;
 pub mod commands;
 pub mod model;
+pub mod plugins;
 pub mod prompt;
 pub mod scaffold;
 pub mod ui;

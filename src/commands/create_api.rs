@@ -1,106 +1,55 @@
 //! `kube-scaffold create api`: adds a kind (its Rust type, CRD, samples, RBAC) and its
-//! controller, and wires them into the manager.
+//! controller, and wires them into the manager. Arguments become validated `ApiInputs`; the
+//! plugins turn them into a plan (`plugins::create_api`).
 
 use std::path::Path;
 
-use serde::Serialize;
-
 use crate::cli::CreateApiArgs;
 use crate::model::gvk::{self, Gvk};
-use crate::model::manifests;
 use crate::model::names;
-use crate::model::project::{Project, Resource};
+use crate::model::project::{ApiInputs, Command, Project, Resource};
+use crate::plugins::{self, base};
 use crate::prompt;
-use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::templates::Templates;
+use crate::scaffold::tree::Tree;
 use crate::ui::{self, user_error};
-
-/// Where `init` put the license header that `create api` puts atop new sources.
-const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
-
-/// Everything the `api` templates see.
-#[derive(Serialize)]
-pub struct ApiContext {
-    pub project_name: String,
-    pub crate_name: String,
-    pub domain: String,
-    pub header: String,
-    pub group: String,
-    /// The group's Rust module name (`my-app` -> `my_app`).
-    pub group_module: String,
-    pub qualified_group: String,
-    pub version: String,
-    pub kind: String,
-    /// The kind's Rust module name (`HTTPRoute` -> `http_route`).
-    pub kind_module: String,
-    pub kind_lower: String,
-    pub plural: String,
-    pub namespaced: bool,
-    /// The controller puts a finalizer on its objects and cleans up before they go.
-    pub finalizer: bool,
-    /// The alias controllers import the group-version under, kubebuilder style (`webappv1`).
-    pub api_alias: String,
-    pub sample_file: String,
-    /// The sample object's name: `<kind>-sample`, the kind cut short to fit a DNS label.
-    pub sample_name: String,
-}
 
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
     project.check_compatible()?;
-    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.domain)?;
-    let plural = resource_plural(&gvk, args.plural.as_deref(), &project.domain)?;
+    let domain = project.init.domain.clone();
+    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
+    let plural = resource_plural(&gvk, args.plural.as_deref(), &domain)?;
     check_against_project(&project, &gvk)?;
-    let header = read_header(root)?;
+    let mut tree = Tree::over(root);
+    base::read_header(&mut tree)?;
 
     let resource = prompt::confirm(args.resource, "Create Resource", "--resource")?;
     let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
-    let existing = project
-        .resource(&gvk.group, &gvk.version, &gvk.kind)
-        .cloned();
+    let existing = project.resource(&gvk.group, &gvk.version, &gvk.kind);
     check_request(&gvk, existing.as_ref(), resource, controller, args.force)?;
-
-    let mut context = ApiContext::new(&project, &gvk, plural, args.namespaced, header);
-    context.finalizer = args.finalizer;
-    let mut plan = Plan::default();
-    if resource {
-        plan_resource(&mut plan, &context);
-    }
-    if controller {
-        plan_controller(&mut plan, &context);
-        plan_role(&mut plan, root, &context)?;
-    }
-    let previous = existing.unwrap_or(Resource {
-        group: gvk.group.clone(),
-        version: gvk.version.clone(),
-        kind: gvk.kind.clone(),
-        plural: context.plural.clone(),
-        namespaced: context.namespaced,
-        api: false,
-        controller: false,
-        finalizer: false,
-    });
-    project.upsert(Resource {
-        plural: context.plural.clone(),
-        namespaced: context.namespaced,
-        api: previous.api || resource,
-        controller: previous.controller || controller,
-        finalizer: if controller {
-            args.finalizer
-        } else {
-            previous.finalizer
-        },
-        ..previous
-    });
-    let how = super::Execution {
+    let inputs = ApiInputs {
+        group: gvk.group,
+        version: gvk.version,
+        kind: gvk.kind,
+        plural,
+        namespaced: args.namespaced,
+        resource,
+        controller,
+        finalizer: args.finalizer,
         force: args.force,
+    };
+
+    let templates = Templates::load()?;
+    let rustfmt = super::rustfmt();
+    let report = plugins::create_api(&project.init, &inputs, &templates, &mut tree, &rustfmt)?;
+    project.commands.push(Command::CreateApi(inputs));
+    let how = super::Finish {
         overwrite_edited: args.overwrite_edited,
         dry_run: args.dry_run,
-        track_edits: true,
         conflict_help: "pass `--force` to scaffold the kind's files again",
     };
-    let templates = Templates::load()?;
-    super::execute(&templates, &plan, &context, root, project, &how)?;
+    super::finish(root, tree, &report, project, &how)?;
     if args.dry_run {
         return Ok(());
     }
@@ -108,201 +57,6 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests",
     );
     Ok(())
-}
-
-impl ApiContext {
-    /// Every name the templates need, derived from validated input.
-    pub fn new(
-        project: &Project,
-        gvk: &Gvk,
-        plural: String,
-        namespaced: bool,
-        header: String,
-    ) -> Self {
-        let group_module = names::crate_name(&gvk.group);
-        let kind_lower = gvk.kind.to_lowercase();
-        Self {
-            project_name: project.project_name.clone(),
-            crate_name: names::crate_name(&project.project_name),
-            domain: project.domain.clone(),
-            header,
-            qualified_group: gvk.qualified_group(&project.domain),
-            api_alias: format!("{group_module}{}", gvk.version),
-            group_module,
-            kind_module: names::snake(&gvk.kind),
-            sample_file: format!("{}_{}_{kind_lower}.yaml", gvk.group, gvk.version),
-            sample_name: format!("{}-sample", &kind_lower[..kind_lower.len().min(56)]),
-            kind_lower,
-            group: gvk.group.clone(),
-            version: gvk.version.clone(),
-            kind: gvk.kind.clone(),
-            plural,
-            namespaced,
-            finalizer: false,
-        }
-    }
-}
-
-/// The files and inserts of a kind's type, CRD entry, sample and RBAC roles.
-pub fn plan_resource(plan: &mut Plan, c: &ApiContext) {
-    let (group, version, kind) = (&c.group_module, &c.version, &c.kind_module);
-    plan.file(
-        "api/src/api/group.rs.tera",
-        format!("src/api/{group}/mod.rs"),
-        IfExists::Skip,
-    );
-    plan.file(
-        "api/src/api/version.rs.tera",
-        format!("src/api/{group}/{version}/mod.rs"),
-        IfExists::Skip,
-    );
-    plan.file(
-        "api/src/api/kind.rs.tera",
-        format!("src/api/{group}/{version}/{kind}.rs"),
-        IfExists::Error,
-    );
-    plan.yaml_file(
-        "api/config/crd/crd.json.tera",
-        format!("config/crd/{}", crd_base(c)),
-        IfExists::Skip,
-        manifests::HEADER,
-    );
-    plan.file(
-        "api/config/crd/kustomization.yaml.tera",
-        "config/crd/kustomization.yaml",
-        IfExists::Skip,
-    );
-    plan.file(
-        "api/config/samples/kustomization.yaml.tera",
-        "config/samples/kustomization.yaml",
-        IfExists::Skip,
-    );
-    plan.file(
-        "api/config/samples/sample.yaml.tera",
-        format!("config/samples/{}", c.sample_file),
-        IfExists::Error,
-    );
-    plan.file(
-        "api/config/rbac/editor_role.yaml.tera",
-        format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
-        IfExists::Error,
-    );
-    plan.file(
-        "api/config/rbac/viewer_role.yaml.tera",
-        format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
-        IfExists::Error,
-    );
-
-    plan.insert(
-        "src/api/mod.rs",
-        "api-groups",
-        format!("pub mod {group};\n\n"),
-    );
-    plan.insert(
-        "src/api/mod.rs",
-        "resources",
-        format!("ApiResource::erase::<{group}::{version}::{}>(&()),", c.kind),
-    );
-    plan.insert(
-        "src/api/mod.rs",
-        "crds",
-        format!(
-            "<{group}::{version}::{} as kube::CustomResourceExt>::crd(),",
-            c.kind
-        ),
-    );
-    plan.insert(
-        format!("src/api/{group}/mod.rs"),
-        "api-versions",
-        format!("pub mod {version};\n\n"),
-    );
-    plan.insert(
-        format!("src/api/{group}/{version}/mod.rs"),
-        "api-kinds",
-        format!("mod {kind};\npub use {kind}::*;"),
-    );
-    plan.insert("config/default/kustomization.yaml", "crd", "- ../crd");
-    plan.insert(
-        "config/crd/kustomization.yaml",
-        "crdkustomizeresource",
-        format!("- {}", crd_base(c)),
-    );
-    plan.insert(
-        "config/samples/kustomization.yaml",
-        "manifestskustomizesamples",
-        format!("- {}", c.sample_file),
-    );
-    plan.insert(
-        "config/rbac/kustomization.yaml",
-        "rbac-roles",
-        format!(
-            "- {0}_editor_role.yaml\n- {0}_viewer_role.yaml",
-            c.kind_lower
-        ),
-    );
-}
-
-/// The kind's CRD under `config/crd`, as `make manifests` names it.
-fn crd_base(c: &ApiContext) -> String {
-    format!("bases/{}_{}.yaml", c.qualified_group, c.plural)
-}
-
-/// The manager's ClusterRole with the rules of the kind's controller, if `role.yaml` is still
-/// as `make manifests` wrote it; else a note, and the file is left for `make manifests`.
-fn plan_role(plan: &mut Plan, root: &Path, c: &ApiContext) -> anyhow::Result<()> {
-    let role = match std::fs::read_to_string(root.join(manifests::ROLE_FILE)) {
-        Ok(text) => manifests::role_with(&text, &c.qualified_group, &c.plural, c.finalizer),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => {
-            return Err(
-                anyhow::Error::new(err).context(format!("cannot read {}", manifests::ROLE_FILE))
-            );
-        }
-    };
-    match role {
-        Some(role) => plan.computed(manifests::ROLE_FILE, role),
-        None => ui::note(&format!(
-            "{} is not as `make manifests` wrote it: run `make manifests` to add the rules of {}",
-            manifests::ROLE_FILE,
-            c.kind
-        )),
-    }
-    Ok(())
-}
-
-/// The files and inserts of a kind's controller.
-pub fn plan_controller(plan: &mut Plan, c: &ApiContext) {
-    let kind = &c.kind_module;
-    plan.file(
-        "api/src/controller/mock.rs.tera",
-        "src/controller/mock.rs",
-        IfExists::Skip,
-    );
-    plan.insert(
-        "src/controller/mod.rs",
-        "controller-modules",
-        "#[cfg(test)]\nmod mock;\n\n",
-    );
-    plan.file(
-        "api/src/controller/kind.rs.tera",
-        format!("src/controller/{kind}.rs"),
-        IfExists::Error,
-    );
-    plan.insert(
-        "src/controller/mod.rs",
-        "controller-modules",
-        format!("pub mod {kind};\n\n"),
-    );
-    plan.insert(
-        "src/controller/mod.rs",
-        "controllers",
-        format!("controllers.spawn({kind}::run(ctx.clone()));"),
-    );
-    plan.insert(
-        "src/controller/mod.rs",
-        "rbac-rules",
-        format!("{kind}::rbac_rules(),"),
-    );
 }
 
 /// The resource's plural, `given` or the English plural of the kind, checked on its own and
@@ -330,7 +84,7 @@ fn resource_plural(gvk: &Gvk, given: Option<&str>, domain: &str) -> anyhow::Resu
 /// One kind per project, and no type name twice in one module.
 fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
     let module = names::snake(&gvk.kind);
-    for other in &project.resources {
+    for other in &project.resources() {
         let same_gv = other.group == gvk.group && other.version == gvk.version;
         if same_gv && other.kind == gvk.kind {
             continue;
@@ -392,27 +146,6 @@ fn check_request(
     Ok(())
 }
 
-/// The license header for new sources: `hack/boilerplate.rs.txt` plus a blank line, or nothing.
-fn read_header(root: &Path) -> anyhow::Result<String> {
-    let text = match std::fs::read_to_string(root.join(BOILERPLATE)) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
-        Err(err) => {
-            return Err(anyhow::Error::new(err).context(format!("cannot read {BOILERPLATE}")));
-        }
-    };
-    if let Some(line) = text
-        .lines()
-        .find(|l| !l.trim().is_empty() && !l.starts_with("//"))
-    {
-        return Err(user_error(
-            format!("{BOILERPLATE} must hold only `//` comment lines, but has `{line}`"),
-            format!("make every line of {BOILERPLATE} start with `//`, or delete the file"),
-        ));
-    }
-    Ok(format!("{}\n\n", text.trim_end()))
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::LazyLock;
@@ -421,6 +154,9 @@ mod tests {
 
     use super::*;
     use crate::model::names::RUST_KEYWORDS;
+    use crate::model::project::{InitInputs, License};
+    use crate::plugins::{ApiContext, BUNDLE};
+    use crate::scaffold::plan::Plan;
 
     static TEMPLATES: LazyLock<Templates> = LazyLock::new(|| Templates::load().unwrap());
 
@@ -445,15 +181,34 @@ mod tests {
             kind in "[A-Z][A-Za-z0-9]{0,70}|[A-Za-z0-9_ -]{0,8}",
             domain in "[a-z]{1,20}(\\.[a-z]{2,10}){0,3}",
             namespaced in any::<bool>(),
+            finalizer in any::<bool>(),
         ) {
-            let project = Project::new(domain, "guestbook".into());
-            let Ok(gvk) = Gvk::parse(&group, &version, &kind, &project.domain) else {
+            let init = InitInputs {
+                domain,
+                project_name: "guestbook".into(),
+                repo: None,
+                owner: None,
+                license: License::None,
+                license_year: 2026,
+            };
+            let Ok(gvk) = Gvk::parse(&group, &version, &kind, &init.domain) else {
                 return Ok(());
             };
-            let Ok(plural) = resource_plural(&gvk, None, &project.domain) else {
+            let Ok(plural) = resource_plural(&gvk, None, &init.domain) else {
                 return Ok(());
             };
-            let c = ApiContext::new(&project, &gvk, plural, namespaced, String::new());
+            let inputs = ApiInputs {
+                group: gvk.group,
+                version: gvk.version,
+                kind: gvk.kind,
+                plural,
+                namespaced,
+                resource: true,
+                controller: true,
+                finalizer,
+                force: false,
+            };
+            let c = ApiContext::new(&init, &inputs, String::new());
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
             }
@@ -466,8 +221,9 @@ mod tests {
             let role = format!("{}-editor-role", c.kind_lower);
             prop_assert!(!role.contains(['/', '%']), "{}", role);
             let mut plan = Plan::default();
-            plan_resource(&mut plan, &c);
-            plan_controller(&mut plan, &c);
+            for plugin in BUNDLE {
+                plugin.create_api(&mut plan, &c, &mut Tree::empty()).unwrap();
+            }
             for spec in &plan.files {
                 prop_assert!(TEMPLATES.render(&spec.template, &c).is_ok(), "{}", spec.template);
             }

@@ -1,17 +1,17 @@
-//! One module per command: arguments -> validated options -> a plan -> the scaffold engine.
+//! One module per command: arguments -> validated inputs -> the plugins' plan -> the scaffold
+//! engine. `finish` applies the policy every command shares to what was rendered.
 
 use std::path::Path;
 
-use serde::Serialize;
-
-use crate::cli::{Cli, Command, CreateCommand};
+use crate::cli::{AlphaCommand, Cli, Command, CreateCommand};
 use crate::model::project::{self, Project};
-use crate::scaffold::apply::{self, Action, Options};
-use crate::scaffold::plan::{IfExists, Plan};
+use crate::scaffold::apply::{self, Action};
+use crate::scaffold::render::Report;
 use crate::scaffold::rustfmt::Rustfmt;
-use crate::scaffold::templates::Templates;
-use crate::ui;
+use crate::scaffold::tree::Tree;
+use crate::ui::{self, user_error};
 
+pub mod alpha_generate;
 pub mod completion;
 pub mod create_api;
 pub mod init;
@@ -23,67 +23,88 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Init(args) => init::run(&root, args),
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, args),
+        Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate::run(&root, args),
         Command::Version => version::run(),
         Command::Completion { shell } => completion::run(shell),
     }
 }
 
-/// How a command wants its plan carried out.
-struct Execution<'a> {
-    /// Overwrite the files `--force` may replace.
-    force: bool,
-    /// With `force`, overwrite files their user edited too.
+/// How a command wants its rendered tree finished.
+struct Finish<'a> {
+    /// Replace files their user edited too (with `--force`).
     overwrite_edited: bool,
     /// Print what would change; write nothing.
     dry_run: bool,
-    /// Record the digest of each file `--force` may replace, to tell user edits later.
-    track_edits: bool,
     /// The `help:` line when files are in the way.
     conflict_help: &'a str,
 }
 
-/// Renders `plan` with `context` and the PROJECT record `project`, then writes it all or
-/// nothing and prints one line per file (or, in a dry run, prints what would change).
-fn execute(
-    templates: &Templates,
-    plan: &Plan,
-    context: &impl Serialize,
-    root: &Path,
-    mut project: Project,
-    how: &Execution<'_>,
-) -> anyhow::Result<()> {
+/// The user's rustfmt, with a note when there is none.
+fn rustfmt() -> Rustfmt {
     let rustfmt = Rustfmt::detect();
     if !rustfmt.available() {
         ui::note(
             "rustfmt not found: the generated Rust is written unformatted; run `cargo fmt` once rustfmt is installed",
         );
     }
-    let recorded = project.generated.clone();
-    let options = Options {
-        force: how.force,
-        overwrite_edited: how.overwrite_edited,
-        recorded: &recorded,
-        conflict_help: how.conflict_help,
-        rustfmt: &rustfmt,
+    rustfmt
+}
+
+/// Refuses files in the way and edited files `report` names, records the digest of every file
+/// the command generated in `project`, adds PROJECT to `tree`, and writes it all or nothing
+/// (or, in a dry run, prints one line and a diff per file).
+fn finish(
+    root: &Path,
+    mut tree: Tree,
+    report: &Report,
+    mut project: Project,
+    how: &Finish<'_>,
+) -> anyhow::Result<()> {
+    if !report.conflicts.is_empty() {
+        return Err(user_error(
+            format!(
+                "{} would be overwritten; nothing was written",
+                quoted(&report.conflicts)
+            ),
+            how.conflict_help,
+        ));
+    }
+    let unedited = |path: &str, tree: &Tree| match tree.original(path) {
+        None => true,
+        Some(before) => project.generated.get(path) == Some(&apply::digest(before)),
     };
-    let mut changes = apply::render(plan, templates, context, root, &options)?;
-    if how.track_edits {
-        for spec in plan.files.iter().filter(|s| s.if_exists == IfExists::Error) {
-            if let Some(change) = changes.iter().find(|c| c.path == spec.dest) {
-                project
-                    .generated
-                    .insert(spec.dest.clone(), apply::digest(&change.content));
-            }
+    let edited: Vec<String> = report
+        .overwritten
+        .iter()
+        .filter(|path| !unedited(path, &tree))
+        .cloned()
+        .collect();
+    if !edited.is_empty() && !how.overwrite_edited {
+        return Err(user_error(
+            format!(
+                "{} changed since kube-scaffold wrote them, and `--force` keeps your edits; nothing was written",
+                quoted(&edited)
+            ),
+            "add `--overwrite-edited` to replace them too (your changes there are lost), or move them away first",
+        ));
+    }
+    // A file is recorded as generated when the tool wrote all of it: new, replaced, or
+    // unedited before an insert. One the user had edited stays unrecorded as it was.
+    let mut digests = Vec::new();
+    for (path, content) in tree.files() {
+        let changed = tree.original(path) != Some(content);
+        if changed && (unedited(path, &tree) || report.overwritten.iter().any(|p| p == path)) {
+            digests.push((path.to_string(), apply::digest(content)));
         }
     }
-    changes.push(apply::replace(root, project::FILE, project.to_toml()?)?);
+    project.generated.extend(digests);
+    tree.write(project::FILE, project.to_toml())?;
 
+    let changes = apply::changes(&tree);
     if how.dry_run {
         for change in &changes {
             ui::status(change.action.label(), &change.path);
-            if let (Some(original), Action::Overwrite | Action::Update) =
-                (&change.original, change.action)
-            {
+            if let (Some(original), Action::Update) = (&change.original, change.action) {
                 ui::diff(&unified_diff(original, &change.content, &change.path));
             }
         }
@@ -95,6 +116,14 @@ fn execute(
         ui::status(change.action.label(), &change.path);
     }
     Ok(())
+}
+
+fn quoted(paths: &[String]) -> String {
+    paths
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A unified diff of one file, with three lines of context.
@@ -138,40 +167,34 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::model::versions::VERSIONS;
+    use crate::model::project::{ApiInputs, Command as Step, InitInputs, License};
+    use crate::plugins::{self, ApiContext, BUNDLE, InitContext, base, kustomize};
+    use crate::scaffold::marker::{self, Marker};
+    use crate::scaffold::plan::Plan;
+    use crate::scaffold::templates::Templates;
 
-    fn init_context() -> init::InitContext {
-        init::InitContext {
-            project_name: "guestbook".into(),
-            crate_name: "guestbook".into(),
+    fn init_inputs() -> InitInputs {
+        InitInputs {
             domain: "mock.com".into(),
+            project_name: "guestbook".into(),
+            repo: Some("github.com/me/guestbook".into()),
             owner: Some("The Authors".into()),
-            repository: "https://github.com/me/guestbook".into(),
-            year: 2026,
-            header: "// header\n\n".into(),
-            versions: VERSIONS,
+            license: License::Apache2,
+            license_year: 2026,
         }
     }
 
-    fn api_context(namespaced: bool) -> create_api::ApiContext {
-        create_api::ApiContext {
-            project_name: "guestbook".into(),
-            crate_name: "guestbook".into(),
-            domain: "mock.com".into(),
-            header: String::new(),
+    fn api_inputs(namespaced: bool) -> ApiInputs {
+        ApiInputs {
             group: "web-app".into(),
-            group_module: "web_app".into(),
-            qualified_group: "web-app.mock.com".into(),
             version: "v1".into(),
             kind: "HTTPRoute".into(),
-            kind_module: "http_route".into(),
-            kind_lower: "httproute".into(),
             plural: "httproutes".into(),
             namespaced,
+            resource: true,
+            controller: true,
             finalizer: namespaced,
-            api_alias: "web_appv1".into(),
-            sample_file: "web-app_v1_httproute.yaml".into(),
-            sample_name: "httproute-sample".into(),
+            force: false,
         }
     }
 
@@ -179,22 +202,29 @@ mod tests {
     fn every_template_is_used_by_exactly_one_spec_and_renders() {
         let templates = Templates::load().unwrap();
         let mut used: BTreeMap<String, usize> = BTreeMap::new();
-        for spec in &init::plan(true).files {
+        let init = InitContext::new(&init_inputs(), &templates).unwrap();
+        let mut plan = Plan::default();
+        for plugin in BUNDLE {
+            plugin.init(&mut plan, &init);
+        }
+        for spec in &plan.files {
             *used.entry(spec.template.clone()).or_default() += 1;
-            let text = templates.render(&spec.template, &init_context()).unwrap();
+            let text = templates.render(&spec.template, &init).unwrap();
             assert!(!text.trim().is_empty(), "{} renders empty", spec.template);
         }
         for namespaced in [true, false] {
+            let context = ApiContext::new(&init_inputs(), &api_inputs(namespaced), String::new());
             let mut plan = Plan::default();
-            create_api::plan_resource(&mut plan, &api_context(namespaced));
-            create_api::plan_controller(&mut plan, &api_context(namespaced));
+            for plugin in BUNDLE {
+                plugin
+                    .create_api(&mut plan, &context, &mut Tree::empty())
+                    .unwrap();
+            }
             for spec in &plan.files {
                 if namespaced {
                     *used.entry(spec.template.clone()).or_default() += 1;
                 }
-                let text = templates
-                    .render(&spec.template, &api_context(namespaced))
-                    .unwrap();
+                let text = templates.render(&spec.template, &context).unwrap();
                 assert!(
                     !text.contains("{{ ") && !text.contains("{%"),
                     "{} left a placeholder",
@@ -202,6 +232,7 @@ mod tests {
                 );
             }
         }
+        // The license header is rendered by InitContext too, and planned as a file.
         let all = crate::scaffold::templates::names();
         let unused: Vec<_> = all.iter().filter(|t| !used.contains_key(*t)).collect();
         assert!(unused.is_empty(), "templates no spec uses: {unused:?}");
@@ -212,13 +243,76 @@ mod tests {
         );
     }
 
+    /// Markers are declared once, as constants: each stands in the file `init` writes for it.
     #[test]
-    fn an_undefined_variable_is_an_error() {
+    fn every_declared_marker_stands_in_its_file() {
         let templates = Templates::load().unwrap();
-        let err = templates
-            .render("api/src/api/kind.rs.tera", &init_context())
-            .unwrap_err();
-        assert!(format!("{err:#}").contains("kind"), "{err:#}");
+        let mut tree = Tree::empty();
+        plugins::init(&init_inputs(), &templates, &mut tree, &Rustfmt::none()).unwrap();
+        let markers: [Marker; 10] = [
+            base::API_GROUPS,
+            base::RESOURCES,
+            base::CRDS,
+            base::CONTROLLER_MODULES,
+            base::CONTROLLERS,
+            base::RBAC_RULES,
+            kustomize::DEFAULT_CRD,
+            kustomize::CRD_RESOURCES,
+            kustomize::SAMPLE_RESOURCES,
+            kustomize::RBAC_ROLES,
+        ];
+        for m in markers {
+            let line = marker::marker_line(m.file, m.name);
+            let text = match tree.read(m.file).unwrap() {
+                Some(text) => text.to_string(),
+                // config/crd and config/samples come with the first kind.
+                None => {
+                    let mut with_kind = Tree::empty();
+                    plugins::init(&init_inputs(), &templates, &mut with_kind, &Rustfmt::none())
+                        .unwrap();
+                    let api = api_inputs(true);
+                    plugins::create_api(
+                        &init_inputs(),
+                        &api,
+                        &templates,
+                        &mut with_kind,
+                        &Rustfmt::none(),
+                    )
+                    .unwrap();
+                    with_kind
+                        .read(m.file)
+                        .unwrap()
+                        .unwrap_or_default()
+                        .to_string()
+                }
+            };
+            assert!(
+                text.lines().any(|l| l.trim() == line),
+                "{} lacks `{line}`",
+                m.file
+            );
+        }
+    }
+
+    #[test]
+    fn a_replay_is_the_same_whatever_the_disk_holds() {
+        let templates = Templates::load().unwrap();
+        let mut project = Project::new(init_inputs());
+        project.commands.push(Step::CreateApi(api_inputs(true)));
+        project.commands.push(Step::CreateApi(api_inputs(false)));
+        let first = plugins::replay(&project, &templates, &Rustfmt::none()).unwrap();
+        let second = plugins::replay(&project, &templates, &Rustfmt::none()).unwrap();
+        let files = |t: &Tree| {
+            t.files()
+                .map(|(p, c)| (p.to_string(), c.to_string()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(files(&first), files(&second));
+        assert!(
+            files(&first)
+                .iter()
+                .any(|(p, _)| p == "src/controller/http_route.rs")
+        );
     }
 
     #[test]

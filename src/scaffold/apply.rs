@@ -1,27 +1,20 @@
-//! Turns a plan into changes in memory, refuses conflicts, then writes all or nothing.
+//! Turns a rendered tree into changes against the disk, then writes them all or nothing.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::marker;
-use super::plan::{FileSpec, IfExists, Output, Plan};
-use super::rustfmt::Rustfmt;
-use super::templates::Templates;
+use super::tree::Tree;
 use crate::ui::user_error;
 
 /// What happens to one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
     Create,
-    Overwrite,
     Update,
-    Skip,
     Unchanged,
 }
 
@@ -30,15 +23,13 @@ impl Action {
     pub fn label(self) -> &'static str {
         match self {
             Action::Create => "create",
-            Action::Overwrite => "overwrite",
             Action::Update => "update",
-            Action::Skip => "skip",
             Action::Unchanged => "identical",
         }
     }
 
     fn writes(self) -> bool {
-        matches!(self, Action::Create | Action::Overwrite | Action::Update)
+        matches!(self, Action::Create | Action::Update)
     }
 }
 
@@ -52,20 +43,6 @@ pub struct Change {
     pub original: Option<String>,
 }
 
-/// How the command wants conflicts handled.
-pub struct Options<'a> {
-    /// Overwrite files whose policy is `IfExists::Error`, unless their user edited them.
-    pub force: bool,
-    /// With `force`, overwrite edited files too.
-    pub overwrite_edited: bool,
-    /// The sha256 of each file as the tool last wrote it (see `digest`).
-    pub recorded: &'a BTreeMap<String, String>,
-    /// The `help:` line shown when files are in the way.
-    pub conflict_help: &'a str,
-    /// Formats generated Rust sources.
-    pub rustfmt: &'a Rustfmt,
-}
-
 /// The fingerprint of a file's content the PROJECT file records: `sha256:<hex>`.
 pub fn digest(content: &str) -> String {
     let hash = Sha256::digest(content.as_bytes());
@@ -73,181 +50,24 @@ pub fn digest(content: &str) -> String {
     format!("sha256:{hex}")
 }
 
-/// Renders every file and insert of `plan` against the tree at `root`. Nothing is written.
-pub fn render(
-    plan: &Plan,
-    templates: &Templates,
-    context: &impl Serialize,
-    root: &Path,
-    options: &Options<'_>,
-) -> anyhow::Result<Vec<Change>> {
-    let mut changes: BTreeMap<String, Change> = BTreeMap::new();
-    let mut conflicts = Vec::new();
-    let mut edited = Vec::new();
-    for spec in &plan.files {
-        let mut content = templates.render(&spec.template, context)?;
-        match spec.output {
-            Output::Text if spec.dest.ends_with(".rs") => {
-                content = options.rustfmt.format(&content, root, &spec.dest)?;
-            }
-            Output::Text => {}
-            Output::YamlFromJson { header } => content = yaml_from_json(&content, header, spec)?,
-        }
-        let original = read_existing(root, &spec.dest)?;
-        let action = match &original {
-            None => Action::Create,
-            Some(existing) if *existing == content => Action::Unchanged,
-            Some(existing) => match spec.if_exists {
-                IfExists::Error if !options.force => {
-                    conflicts.push(spec.dest.clone());
-                    Action::Skip
-                }
-                IfExists::Error
-                    if !options.overwrite_edited
-                        && options.recorded.get(&spec.dest) != Some(&digest(existing)) =>
-                {
-                    edited.push(spec.dest.clone());
-                    Action::Skip
-                }
-                IfExists::Error | IfExists::Overwrite => Action::Overwrite,
-                IfExists::Skip => Action::Skip,
-            },
-        };
-        if action == Action::Skip {
-            content = original.clone().unwrap_or_default();
-        }
-        let change = Change {
-            path: spec.dest.clone(),
-            action,
-            content,
-            original,
-        };
-        changes.insert(spec.dest.clone(), change);
-    }
-    if !conflicts.is_empty() {
-        return Err(user_error(
-            format!(
-                "{} would be overwritten; nothing was written",
-                quoted(&conflicts)
-            ),
-            options.conflict_help,
-        ));
-    }
-    if !edited.is_empty() {
-        return Err(user_error(
-            format!(
-                "{} changed since kube-scaffold wrote them, and `--force` keeps your edits; nothing was written",
-                quoted(&edited)
-            ),
-            "add `--overwrite-edited` to replace them too (your changes there are lost), or move them away first",
-        ));
-    }
-
-    for insert in &plan.inserts {
-        if !changes.contains_key(&insert.file) {
-            let existing = read_existing(root, &insert.file)?.ok_or_else(|| {
-                user_error(
-                    format!("`{}` is missing", insert.file),
-                    format!(
-                        "restore `{}` (with its `{}` line) from version control",
-                        insert.file,
-                        marker::marker_line(&insert.file, &insert.marker)
-                    ),
-                )
-            })?;
-            let change = Change {
-                path: insert.file.clone(),
-                action: Action::Unchanged,
-                content: existing.clone(),
-                original: Some(existing),
+/// What writing `tree` to its directory would change, file by file.
+pub fn changes(tree: &Tree) -> Vec<Change> {
+    tree.files()
+        .map(|(path, content)| {
+            let original = tree.original(path).map(str::to_string);
+            let action = match &original {
+                None => Action::Create,
+                Some(before) if before == content => Action::Unchanged,
+                Some(_) => Action::Update,
             };
-            changes.insert(insert.file.clone(), change);
-        }
-        let change = changes.get_mut(&insert.file).expect("inserted above");
-        let updated = marker::insert(
-            &change.content,
-            &insert.file,
-            &insert.marker,
-            &insert.fragment,
-        )?;
-        if updated != change.content {
-            change.content = updated;
-            if matches!(change.action, Action::Skip | Action::Unchanged) {
-                change.action = Action::Update;
+            Change {
+                path: path.to_string(),
+                action,
+                content: content.to_string(),
+                original,
             }
-        }
-    }
-    for change in changes.values_mut() {
-        if change.action == Action::Update && change.path.ends_with(".rs") {
-            change.content = keep_formatted(change, root, options.rustfmt)?;
-        }
-    }
-    for computed in &plan.computed {
-        let change = replace(root, &computed.dest, computed.content.clone())?;
-        changes.insert(computed.dest.clone(), change);
-    }
-    Ok(changes.into_values().collect())
-}
-
-/// The JSON a template rendered, as YAML after `header`.
-fn yaml_from_json(json: &str, header: &str, spec: &FileSpec) -> anyhow::Result<String> {
-    let value: serde_json::Value = serde_json::from_str(json)
-        .with_context(|| format!("template {} does not render JSON", spec.template))?;
-    let yaml = serde_saphyr::to_string(&value)
-        .with_context(|| format!("cannot write `{}` as YAML", spec.dest))?;
-    Ok(format!("{header}{yaml}"))
-}
-
-/// The change that writes `content`, which the command computed itself, to `dest`.
-pub fn replace(root: &Path, dest: &str, content: String) -> anyhow::Result<Change> {
-    let original = read_existing(root, dest)?;
-    let action = match &original {
-        None => Action::Create,
-        Some(existing) if *existing == content => Action::Unchanged,
-        Some(_) => Action::Update,
-    };
-    Ok(Change {
-        path: dest.to_string(),
-        action,
-        content,
-        original,
-    })
-}
-
-fn quoted(paths: &[String]) -> String {
-    paths
-        .iter()
-        .map(|p| format!("`{p}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// A file that rustfmt left as it was stays formatted after an insert; a file formatted some
-/// other way keeps its layout (only the inserted lines are new).
-fn keep_formatted(change: &Change, root: &Path, rustfmt: &Rustfmt) -> anyhow::Result<String> {
-    let original = change.original.as_deref().unwrap_or_default();
-    if rustfmt.format(original, root, &change.path)? == original {
-        rustfmt.format(&change.content, root, &change.path)
-    } else {
-        Ok(change.content.clone())
-    }
-}
-
-/// The file's text, `None` if it does not exist; a directory in its place is an error.
-fn read_existing(root: &Path, dest: &str) -> anyhow::Result<Option<String>> {
-    let path = root.join(dest);
-    match fs::read_to_string(&path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == ErrorKind::NotFound => Ok(None),
-        Err(_) if path.is_dir() => Err(user_error(
-            format!("`{dest}` is a directory, but a file goes there; nothing was written"),
-            format!("move `{dest}` away and run the command again"),
-        )),
-        Err(err) => Err(user_error(
-            format!("cannot read `{dest}`: {err}; nothing was written"),
-            format!("make `{dest}` a readable file, and the folders above it directories"),
-        )),
-    }
+        })
+        .collect()
 }
 
 /// Writes every change that needs writing, each through a temporary file and a rename.
@@ -370,7 +190,7 @@ mod tests {
         let before = snapshot(root.path());
 
         let mut updated = change("kept.txt", "overwritten\n");
-        updated.action = Action::Overwrite;
+        updated.action = Action::Update;
         let changes = [
             change("new/deep/file.rs", "fn main() {}\n"),
             updated,
@@ -386,7 +206,7 @@ mod tests {
     fn writes_every_change_that_needs_writing() {
         let root = tempfile::tempdir().unwrap();
         let mut skipped = change("skipped.txt", "not written\n");
-        skipped.action = Action::Skip;
+        skipped.action = Action::Unchanged;
         write(root.path(), &[change("a/b.txt", "b\n"), skipped]).unwrap();
         assert_eq!(
             fs::read_to_string(root.path().join("a/b.txt")).unwrap(),

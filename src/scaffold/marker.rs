@@ -5,6 +5,20 @@ use crate::ui::user_error;
 /// What every marker line contains after its comment sign.
 pub const PREFIX: &str = "+kube-scaffold:scaffold:";
 
+/// A marker: the file it stands in and its name. Declared once, as a constant, by the plugin
+/// whose template writes it; inserts name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marker {
+    pub file: &'static str,
+    pub name: &'static str,
+}
+
+impl Marker {
+    pub const fn new(file: &'static str, name: &'static str) -> Self {
+        Self { file, name }
+    }
+}
+
 /// The marker line as it must appear in `file`: `//` in Rust, `#` elsewhere.
 pub fn marker_line(file: &str, marker: &str) -> String {
     let comment = if file.ends_with(".rs") { "//" } else { "#" };

@@ -5,5 +5,7 @@
 pub mod apply;
 pub mod marker;
 pub mod plan;
+pub mod render;
 pub mod rustfmt;
 pub mod templates;
+pub mod tree;

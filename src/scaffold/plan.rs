@@ -1,5 +1,7 @@
 //! What a command wants written: files from templates and fragments inserted before markers.
 
+use super::marker::Marker;
+
 /// What to do when a planned file already exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IfExists {
@@ -87,11 +89,17 @@ impl Plan {
         });
     }
 
-    /// Adds `fragment` above the `marker` line of `file`.
-    pub fn insert(&mut self, file: impl Into<String>, marker: &str, fragment: impl Into<String>) {
+    /// Adds `fragment` above `marker`'s line.
+    pub fn insert(&mut self, marker: Marker, fragment: impl Into<String>) {
+        self.insert_at(marker.file, marker.name, fragment);
+    }
+
+    /// Adds `fragment` above the line of the marker `name` in `file`, a file whose path is
+    /// computed (a group's or a version's module).
+    pub fn insert_at(&mut self, file: impl Into<String>, name: &str, fragment: impl Into<String>) {
         self.inserts.push(Insert {
             file: file.into(),
-            marker: marker.to_string(),
+            marker: name.to_string(),
             fragment: fragment.into(),
         });
     }

@@ -4,7 +4,6 @@
 //! a `Guestbook` does not), so no template can be formatted for every name in advance.
 
 use std::io::Write;
-use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
@@ -26,22 +25,27 @@ impl Rustfmt {
         Self { available }
     }
 
+    /// A formatter that leaves sources as they are (for tests).
+    pub fn none() -> Self {
+        Self { available: false }
+    }
+
     pub fn available(&self) -> bool {
         self.available
     }
 
-    /// `source` formatted with edition 2024 and the `rustfmt.toml` found from `root`, or the
-    /// source itself when rustfmt is not available.
+    /// `source` formatted with edition 2024 and the `rustfmt.toml` found from the current
+    /// directory, or the source itself when rustfmt is not available.
     ///
     /// One rustfmt pass does not always reach rustfmt's own fixed point (a statement it breaks
     /// can let the enclosing item fit differently), so it runs until the text stops changing.
-    pub fn format(&self, source: &str, root: &Path, file: &str) -> anyhow::Result<String> {
+    pub fn format(&self, source: &str, file: &str) -> anyhow::Result<String> {
         if !self.available {
             return Ok(source.to_string());
         }
         let mut text = source.to_string();
         for _ in 0..4 {
-            let next = self.pass(&text, root, file)?;
+            let next = self.pass(&text, file)?;
             if next == text {
                 break;
             }
@@ -50,10 +54,9 @@ impl Rustfmt {
         Ok(text)
     }
 
-    fn pass(&self, source: &str, root: &Path, file: &str) -> anyhow::Result<String> {
+    fn pass(&self, source: &str, file: &str) -> anyhow::Result<String> {
         let mut child = Command::new("rustfmt")
             .args(["--edition", "2024", "--emit", "stdout"])
-            .current_dir(existing_ancestor(root))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -73,10 +76,4 @@ impl Rustfmt {
         );
         String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")
     }
-}
-
-fn existing_ancestor(path: &Path) -> &Path {
-    path.ancestors()
-        .find(|p| p.is_dir())
-        .unwrap_or(Path::new("."))
 }

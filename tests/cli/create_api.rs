@@ -116,7 +116,7 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
             "- bases/webapp.mock.com_guestbooks.yaml",
         ),
         ("config/default/kustomization.yaml", "- ../crd"),
-        ("PROJECT", "[[resources]]"),
+        ("PROJECT", "force = true"),
     ];
     for (file, line) in once {
         let text = fs::read_to_string(dir.join(file)).unwrap();
@@ -268,8 +268,9 @@ fn a_controller_can_follow_its_type() {
     assert!(dir.join("src/controller/guestbook.rs").exists());
     let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
     assert!(
-        project.contains("api = true\ncontroller = true"),
-        "{project}"
+        project.contains("resource = true\ncontroller = false")
+            && project.contains("resource = false\ncontroller = true"),
+        "PROJECT records both commands:\n{project}"
     );
 }
 

@@ -173,7 +173,7 @@ fn a_broken_project_file_names_line_and_column() {
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
-        "PROJECT is not valid at line 5, column",
+        "PROJECT is not valid at line 9, column",
     );
 }
 
@@ -200,14 +200,14 @@ fn an_unknown_project_version_is_refused() {
     let text = fs::read_to_string(dir.join("PROJECT")).unwrap();
     fs::write(
         dir.join("PROJECT"),
-        text.replace("version = \"1\"", "version = \"9\""),
+        text.replace("version = 2", "version = 9"),
     )
     .unwrap();
     check(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
-        "has version `9`",
+        "PROJECT has version 9",
     );
 }
 

@@ -1,5 +1,6 @@
 //! kube-scaffold's tests through the real binary: one module per concern.
 
+mod alpha_generate;
 mod create_api;
 mod errors;
 mod generated_project;

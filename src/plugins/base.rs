@@ -1,0 +1,152 @@
+//! The base plugin: the Rust crate (manager, `crdgen`, API types, controllers and their
+//! tests), Makefile, Dockerfile, README and GitHub workflows.
+
+use crate::scaffold::marker::Marker;
+use crate::scaffold::plan::{IfExists, Plan};
+use crate::scaffold::tree::Tree;
+use crate::ui::user_error;
+
+use super::{ApiContext, InitContext, Plugin};
+
+/// The license header's template, rendered first: it goes to `hack/` and atop every source.
+pub const BOILERPLATE_TEMPLATE: &str = "init/hack/boilerplate.rs.txt.tera";
+/// Where `init` puts the license header that `create api` puts atop new sources.
+pub const BOILERPLATE: &str = crate::model::project::BOILERPLATE;
+
+/// The module of every API group, and the lists of every kind.
+pub const API_MOD: &str = "src/api/mod.rs";
+/// The module of every controller, and the manager's list of them.
+pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
+/// The mocked API server of the controllers' tests.
+pub const MOCK: &str = "src/controller/mock.rs";
+
+pub const API_GROUPS: Marker = Marker::new(API_MOD, "api-groups");
+pub const RESOURCES: Marker = Marker::new(API_MOD, "resources");
+pub const CRDS: Marker = Marker::new(API_MOD, "crds");
+pub const CONTROLLER_MODULES: Marker = Marker::new(CONTROLLER_MOD, "controller-modules");
+pub const CONTROLLERS: Marker = Marker::new(CONTROLLER_MOD, "controllers");
+pub const RBAC_RULES: Marker = Marker::new(CONTROLLER_MOD, "rbac-rules");
+/// In each group's and each version's `mod.rs`.
+const API_VERSIONS: &str = "api-versions";
+const API_KINDS: &str = "api-kinds";
+
+/// The files `init` writes: (template under `scaffolds/`, destination).
+#[rustfmt::skip]
+const INIT_FILES: &[(&str, &str)] = &[
+    ("init/Cargo.toml.tera", "Cargo.toml"),
+    ("init/Makefile.tera", "Makefile"),
+    ("init/Dockerfile.tera", "Dockerfile"),
+    ("init/dockerignore.tera", ".dockerignore"),
+    ("init/gitignore.tera", ".gitignore"),
+    ("init/README.md.tera", "README.md"),
+    ("init/src/main.rs.tera", "src/main.rs"),
+    ("init/src/lib.rs.tera", "src/lib.rs"),
+    ("init/src/health.rs.tera", "src/health.rs"),
+    ("init/src/leader.rs.tera", "src/leader.rs"),
+    ("init/src/metrics.rs.tera", "src/metrics.rs"),
+    ("init/src/server.rs.tera", "src/server.rs"),
+    ("init/src/api/mod.rs.tera", API_MOD),
+    ("init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
+    ("init/src/controller/mod.rs.tera", CONTROLLER_MOD),
+    ("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
+    ("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
+    ("init/tests/e2e.rs.tera", "tests/e2e.rs"),
+    ("init/github/workflows/test.yml.tera", ".github/workflows/test.yml"),
+    ("init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml"),
+    ("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
+];
+
+/// The base plugin.
+pub struct Base;
+
+impl Plugin for Base {
+    fn key(&self) -> &'static str {
+        "base.rust.kube-scaffold.io/v2"
+    }
+
+    fn init(&self, plan: &mut Plan, c: &InitContext) {
+        if c.license {
+            plan.file(BOILERPLATE_TEMPLATE, BOILERPLATE, IfExists::Error);
+        }
+        for (template, dest) in INIT_FILES {
+            plan.file(template, *dest, IfExists::Error);
+        }
+    }
+
+    fn create_api(&self, plan: &mut Plan, c: &ApiContext, _: &mut Tree) -> anyhow::Result<()> {
+        let own = own_files(c.force);
+        let (group, version, kind) = (&c.group_module, &c.version, &c.kind_module);
+        let group_mod = format!("src/api/{group}/mod.rs");
+        let version_mod = format!("src/api/{group}/{version}/mod.rs");
+        if c.resource {
+            plan.file("api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
+            plan.file("api/src/api/version.rs.tera", &version_mod, IfExists::Skip);
+            plan.file(
+                "api/src/api/kind.rs.tera",
+                format!("src/api/{group}/{version}/{kind}.rs"),
+                own,
+            );
+            plan.insert(API_GROUPS, format!("pub mod {group};\n\n"));
+            plan.insert(
+                RESOURCES,
+                format!("ApiResource::erase::<{group}::{version}::{}>(&()),", c.kind),
+            );
+            plan.insert(
+                CRDS,
+                format!(
+                    "<{group}::{version}::{} as kube::CustomResourceExt>::crd(),",
+                    c.kind
+                ),
+            );
+            plan.insert_at(group_mod, API_VERSIONS, format!("pub mod {version};\n\n"));
+            plan.insert_at(
+                version_mod,
+                API_KINDS,
+                format!("mod {kind};\npub use {kind}::*;"),
+            );
+        }
+        if c.controller {
+            plan.file("api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
+            plan.insert(CONTROLLER_MODULES, "#[cfg(test)]\nmod mock;\n\n");
+            plan.file(
+                "api/src/controller/kind.rs.tera",
+                format!("src/controller/{kind}.rs"),
+                own,
+            );
+            plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
+            plan.insert(
+                CONTROLLERS,
+                format!("controllers.spawn({kind}::run(ctx.clone()));"),
+            );
+            plan.insert(RBAC_RULES, format!("{kind}::rbac_rules(),"));
+        }
+        Ok(())
+    }
+}
+
+/// How a kind's own files (its type, controller, sample, roles) meet existing ones: refused,
+/// or with `--force` replaced.
+pub fn own_files(force: bool) -> IfExists {
+    if force {
+        IfExists::Overwrite
+    } else {
+        IfExists::Error
+    }
+}
+
+/// The license header for new sources: `hack/boilerplate.rs.txt` plus a blank line, or nothing.
+pub fn read_header(tree: &mut Tree) -> anyhow::Result<String> {
+    let Some(text) = tree.read(BOILERPLATE)? else {
+        return Ok(String::new());
+    };
+    if let Some(line) = text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with("//"))
+    {
+        return Err(user_error(
+            format!("{BOILERPLATE} must hold only `//` comment lines, but has `{line}`"),
+            format!("make every line of {BOILERPLATE} start with `//`, or delete the file"),
+        ));
+    }
+    Ok(format!("{}\n\n", text.trim_end()))
+}

@@ -1,0 +1,124 @@
+//! The kustomize plugin: the `config/` tree, as kubebuilder's `kustomize/v2` lays it out:
+//! `default`, `manager`, `rbac`, `crd`, `samples`, `prometheus`, `network-policy`.
+
+use crate::model::manifests;
+use crate::scaffold::marker::Marker;
+use crate::scaffold::plan::{IfExists, Plan};
+use crate::scaffold::tree::Tree;
+use crate::ui;
+
+use super::base::own_files;
+use super::{ApiContext, InitContext, Plugin};
+
+const DEFAULT: &str = "config/default/kustomization.yaml";
+const CRD: &str = "config/crd/kustomization.yaml";
+const SAMPLES: &str = "config/samples/kustomization.yaml";
+const RBAC: &str = "config/rbac/kustomization.yaml";
+
+pub const DEFAULT_CRD: Marker = Marker::new(DEFAULT, "crd");
+pub const CRD_RESOURCES: Marker = Marker::new(CRD, "crdkustomizeresource");
+pub const SAMPLE_RESOURCES: Marker = Marker::new(SAMPLES, "manifestskustomizesamples");
+pub const RBAC_ROLES: Marker = Marker::new(RBAC, "rbac-roles");
+
+/// The files `init` writes: (template under `scaffolds/`, destination).
+#[rustfmt::skip]
+const INIT_FILES: &[(&str, &str)] = &[
+    ("init/config/default/kustomization.yaml.tera", DEFAULT),
+    ("init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml"),
+    ("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
+    ("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
+    ("init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml"),
+    ("init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml"),
+    ("init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml"),
+    ("init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml"),
+    ("init/config/rbac/kustomization.yaml.tera", RBAC),
+    ("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
+    ("init/config/rbac/role.yaml.tera", manifests::ROLE_FILE),
+    ("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
+    ("init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml"),
+    ("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
+];
+
+/// The kustomize plugin.
+pub struct Kustomize;
+
+impl Plugin for Kustomize {
+    fn key(&self) -> &'static str {
+        "kustomize.common.kube-scaffold.io/v2"
+    }
+
+    fn init(&self, plan: &mut Plan, _: &InitContext) {
+        for (template, dest) in INIT_FILES {
+            plan.file(template, *dest, IfExists::Error);
+        }
+    }
+
+    fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
+        let own = own_files(c.force);
+        if c.resource {
+            let crd_base = format!("bases/{}_{}.yaml", c.qualified_group, c.plural);
+            plan.yaml_file(
+                "api/config/crd/crd.json.tera",
+                format!("config/crd/{crd_base}"),
+                IfExists::Skip,
+                manifests::HEADER,
+            );
+            plan.file(
+                "api/config/crd/kustomization.yaml.tera",
+                CRD,
+                IfExists::Skip,
+            );
+            plan.file(
+                "api/config/samples/kustomization.yaml.tera",
+                SAMPLES,
+                IfExists::Skip,
+            );
+            plan.file(
+                "api/config/samples/sample.yaml.tera",
+                format!("config/samples/{}", c.sample_file),
+                own,
+            );
+            plan.file(
+                "api/config/rbac/editor_role.yaml.tera",
+                format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
+                own,
+            );
+            plan.file(
+                "api/config/rbac/viewer_role.yaml.tera",
+                format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
+                own,
+            );
+            plan.insert(DEFAULT_CRD, "- ../crd");
+            plan.insert(CRD_RESOURCES, format!("- {crd_base}"));
+            plan.insert(SAMPLE_RESOURCES, format!("- {}", c.sample_file));
+            plan.insert(
+                RBAC_ROLES,
+                format!(
+                    "- {0}_editor_role.yaml\n- {0}_viewer_role.yaml",
+                    c.kind_lower
+                ),
+            );
+        }
+        if c.controller {
+            plan_role(plan, c, tree)?;
+        }
+        Ok(())
+    }
+}
+
+/// The manager's ClusterRole with the rules of the kind's controller, if `role.yaml` is still
+/// as `make manifests` wrote it; else a note, and the file is left for `make manifests`.
+fn plan_role(plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
+    let role = tree
+        .read(manifests::ROLE_FILE)?
+        .and_then(|text| manifests::role_with(text, &c.qualified_group, &c.plural, c.finalizer));
+    match role {
+        Some(role) => plan.computed(manifests::ROLE_FILE, role),
+        None => ui::note(&format!(
+            "{} is not as `make manifests` wrote it: run `make manifests` to add the rules of {}",
+            manifests::ROLE_FILE,
+            c.kind
+        )),
+    }
+    Ok(())
+}

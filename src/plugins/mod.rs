@@ -1,0 +1,190 @@
+//! What gets generated. Each plugin adds files and inserts to a command's plan; the default
+//! bundle is `base` (the Rust crate, Makefile, Dockerfile, workflows) plus `kustomize` (the
+//! `config/` tree), as kubebuilder's `go/v4` is `base.go/v4` plus `kustomize/v2`. Later plugins
+//! (deploy-image, webhooks, helm) go here beside them, and into `BUNDLE` or `--plugins`.
+//!
+//! `replay` renders a whole project from its PROJECT alone, in memory.
+
+use serde::Serialize;
+
+use crate::model::names;
+use crate::model::project::{ApiInputs, Command, InitInputs, License, Project};
+use crate::model::versions::{VERSIONS, Versions};
+use crate::scaffold::plan::Plan;
+use crate::scaffold::render::{self, Report};
+use crate::scaffold::rustfmt::Rustfmt;
+use crate::scaffold::templates::Templates;
+use crate::scaffold::tree::Tree;
+
+pub mod base;
+pub mod kustomize;
+
+/// A plugin: what it adds to the plan of each command.
+pub trait Plugin {
+    /// Its key, as PROJECT and `--plugins` name it.
+    fn key(&self) -> &'static str;
+    /// `init`'s files and inserts.
+    fn init(&self, plan: &mut Plan, c: &InitContext);
+    /// `create api`'s files and inserts; `tree` holds the project as it is.
+    fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()>;
+}
+
+/// The plugins every project is scaffolded with.
+pub const BUNDLE: &[&dyn Plugin] = &[&base::Base, &kustomize::Kustomize];
+
+/// Everything the `init` templates see, computed from `init`'s inputs.
+#[derive(Serialize)]
+pub struct InitContext {
+    pub project_name: String,
+    pub crate_name: String,
+    pub domain: String,
+    pub owner: Option<String>,
+    /// The repository URL for Cargo.toml, or empty.
+    pub repository: String,
+    pub year: i64,
+    /// The license header for Rust sources, ending in a blank line, or empty.
+    pub header: String,
+    /// Whether `hack/boilerplate.rs.txt` is written.
+    #[serde(skip)]
+    pub license: bool,
+    pub versions: Versions,
+}
+
+/// Everything the `api` templates see, computed from `create api`'s inputs and the project.
+#[derive(Serialize)]
+pub struct ApiContext {
+    pub project_name: String,
+    pub crate_name: String,
+    pub domain: String,
+    pub header: String,
+    pub group: String,
+    /// The group's Rust module name (`my-app` -> `my_app`).
+    pub group_module: String,
+    pub qualified_group: String,
+    pub version: String,
+    pub kind: String,
+    /// The kind's Rust module name (`HTTPRoute` -> `http_route`).
+    pub kind_module: String,
+    pub kind_lower: String,
+    pub plural: String,
+    pub namespaced: bool,
+    /// The controller puts a finalizer on its objects and cleans up before they go.
+    pub finalizer: bool,
+    /// The alias controllers import the group-version under, kubebuilder style (`webappv1`).
+    pub api_alias: String,
+    pub sample_file: String,
+    /// The sample object's name: `<kind>-sample`, the kind cut short to fit a DNS label.
+    pub sample_name: String,
+    /// Which parts `create api` scaffolds.
+    #[serde(skip)]
+    pub resource: bool,
+    #[serde(skip)]
+    pub controller: bool,
+    /// `--force`: the kind's own files replace existing ones.
+    #[serde(skip)]
+    pub force: bool,
+}
+
+impl InitContext {
+    /// The context of `init`, its license header rendered.
+    pub fn new(init: &InitInputs, templates: &Templates) -> anyhow::Result<Self> {
+        let repository = match &init.repo {
+            Some(repo) => crate::model::gvk::repository(repo)?,
+            None => String::new(),
+        };
+        let mut context = Self {
+            project_name: init.project_name.clone(),
+            crate_name: names::crate_name(&init.project_name),
+            domain: init.domain.clone(),
+            owner: init.owner.clone(),
+            repository,
+            year: init.license_year,
+            header: String::new(),
+            license: init.license == License::Apache2,
+            versions: VERSIONS,
+        };
+        if context.license {
+            let boilerplate = templates.render(base::BOILERPLATE_TEMPLATE, &context)?;
+            context.header = format!("{boilerplate}\n");
+        }
+        Ok(context)
+    }
+}
+
+impl ApiContext {
+    /// Every name the templates need, derived from validated inputs.
+    pub fn new(init: &InitInputs, api: &ApiInputs, header: String) -> Self {
+        let group_module = names::crate_name(&api.group);
+        let kind_lower = api.kind.to_lowercase();
+        let qualified_group = format!("{}.{}", api.group, init.domain);
+        Self {
+            project_name: init.project_name.clone(),
+            crate_name: names::crate_name(&init.project_name),
+            domain: init.domain.clone(),
+            header,
+            qualified_group,
+            api_alias: format!("{group_module}{}", api.version),
+            group_module,
+            kind_module: names::snake(&api.kind),
+            sample_file: format!("{}_{}_{kind_lower}.yaml", api.group, api.version),
+            sample_name: format!("{}-sample", &kind_lower[..kind_lower.len().min(56)]),
+            kind_lower,
+            group: api.group.clone(),
+            version: api.version.clone(),
+            kind: api.kind.clone(),
+            plural: api.plural.clone(),
+            namespaced: api.namespaced,
+            finalizer: api.controller && api.finalizer,
+            resource: api.resource,
+            controller: api.controller,
+            force: api.force,
+        }
+    }
+}
+
+/// Renders `init` onto `tree`.
+pub fn init(
+    init: &InitInputs,
+    templates: &Templates,
+    tree: &mut Tree,
+    rustfmt: &Rustfmt,
+) -> anyhow::Result<Report> {
+    let context = InitContext::new(init, templates)?;
+    let mut plan = Plan::default();
+    for plugin in BUNDLE {
+        plugin.init(&mut plan, &context);
+    }
+    render::render(&plan, templates, &context, tree, rustfmt)
+}
+
+/// Renders `create api` onto `tree`, which holds the project as it is.
+pub fn create_api(
+    init: &InitInputs,
+    api: &ApiInputs,
+    templates: &Templates,
+    tree: &mut Tree,
+    rustfmt: &Rustfmt,
+) -> anyhow::Result<Report> {
+    let header = base::read_header(tree)?;
+    let context = ApiContext::new(init, api, header);
+    let mut plan = Plan::default();
+    for plugin in BUNDLE {
+        plugin.create_api(&mut plan, &context, tree)?;
+    }
+    render::render(&plan, templates, &context, tree, rustfmt)
+}
+
+/// The whole project, rendered from its PROJECT alone: `init`, then every command in order.
+/// Nothing is read from disk.
+pub fn replay(project: &Project, templates: &Templates, rustfmt: &Rustfmt) -> anyhow::Result<Tree> {
+    let mut tree = Tree::empty();
+    init(&project.init, templates, &mut tree, rustfmt)?;
+    for command in &project.commands {
+        match command {
+            Command::CreateApi(api) => {
+                create_api(&project.init, api, templates, &mut tree, rustfmt)?;
+            }
+        }
+    }
+    Ok(tree)
+}

@@ -1,0 +1,130 @@
+//! Renders a plan onto a tree, in memory: each file from its template, each fragment above its
+//! marker. It decides nothing about the user's files beyond each file's `IfExists`: it reports
+//! what it found, and the command's policy decides.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context as _;
+use serde::Serialize;
+
+use super::marker;
+use super::plan::{FileSpec, IfExists, Output, Plan};
+use super::rustfmt::Rustfmt;
+use super::templates::Templates;
+use super::tree::Tree;
+use crate::ui::user_error;
+
+/// What rendering found in the tree.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Files of policy `IfExists::Error` that exist with other content; left as they were.
+    pub conflicts: Vec<String>,
+    /// Files of policy `IfExists::Overwrite` that existed with other content, now replaced.
+    pub overwritten: Vec<String>,
+}
+
+/// Renders every file and insert of `plan` with `context` onto `tree`.
+pub fn render(
+    plan: &Plan,
+    templates: &Templates,
+    context: &impl Serialize,
+    tree: &mut Tree,
+    rustfmt: &Rustfmt,
+) -> anyhow::Result<Report> {
+    let mut report = Report::default();
+    // Rust files that got inserts, and whether rustfmt had left them as they were: those stay
+    // formatted; a file formatted some other way by its user keeps its layout.
+    let mut inserted_rust: BTreeMap<String, bool> = BTreeMap::new();
+    for spec in &plan.files {
+        let content = render_file(spec, templates, context, rustfmt)?;
+        let existing = tree.read(&spec.dest)?.map(str::to_string);
+        match (existing, spec.if_exists) {
+            (Some(existing), _) if existing == content => {}
+            (None, _) => tree.write(&spec.dest, content)?,
+            (Some(_), IfExists::Skip) => {}
+            (Some(_), IfExists::Error) => report.conflicts.push(spec.dest.clone()),
+            (Some(_), IfExists::Overwrite) => {
+                report.overwritten.push(spec.dest.clone());
+                tree.write(&spec.dest, content)?;
+            }
+        }
+    }
+    for insert in &plan.inserts {
+        let Some(current) = tree.read(&insert.file)?.map(str::to_string) else {
+            return Err(user_error(
+                format!("`{}` is missing", insert.file),
+                format!(
+                    "restore `{}` (with its `{}` line) from version control",
+                    insert.file,
+                    marker::marker_line(&insert.file, &insert.marker)
+                ),
+            ));
+        };
+        let updated = marker::insert(&current, &insert.file, &insert.marker, &insert.fragment)?;
+        if updated == current {
+            continue;
+        }
+        if insert.file.ends_with(".rs") && !inserted_rust.contains_key(&insert.file) {
+            let formatted = rustfmt.format(&current, &insert.file)? == current;
+            inserted_rust.insert(insert.file.clone(), formatted);
+        }
+        tree.write(&insert.file, updated)?;
+    }
+    for (file, _) in inserted_rust.iter().filter(|(_, formatted)| **formatted) {
+        let content = tree.read(file)?.unwrap_or_default().to_string();
+        tree.write(file, rustfmt.format(&content, file)?)?;
+    }
+    for computed in &plan.computed {
+        tree.write(&computed.dest, computed.content.clone())?;
+    }
+    Ok(report)
+}
+
+/// One file's content: its template rendered, then formatted or converted as it asks.
+fn render_file(
+    spec: &FileSpec,
+    templates: &Templates,
+    context: &impl Serialize,
+    rustfmt: &Rustfmt,
+) -> anyhow::Result<String> {
+    let content = templates.render(&spec.template, context)?;
+    match spec.output {
+        Output::Text if spec.dest.ends_with(".rs") => rustfmt.format(&content, &spec.dest),
+        Output::Text => Ok(content),
+        Output::YamlFromJson { header } => {
+            let value: serde_json::Value = serde_json::from_str(&content)
+                .with_context(|| format!("template {} does not render JSON", spec.template))?;
+            let yaml = serde_saphyr::to_string(&value)
+                .with_context(|| format!("cannot write `{}` as YAML", spec.dest))?;
+            Ok(format!("{header}{yaml}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Names {
+        project_name: &'static str,
+    }
+
+    #[test]
+    fn a_file_in_the_way_is_reported_not_replaced_and_skips_keep_the_users_file() {
+        let templates = Templates::load().unwrap();
+        let mut tree = Tree::empty();
+        tree.write("Dockerfile", "mine\n".into()).unwrap();
+        tree.write(".dockerignore", "mine too\n".into()).unwrap();
+        let mut plan = Plan::default();
+        plan.file("init/Dockerfile.tera", "Dockerfile", IfExists::Error);
+        plan.file("init/dockerignore.tera", ".dockerignore", IfExists::Skip);
+        let context = Names {
+            project_name: "guestbook",
+        };
+        let report = render(&plan, &templates, &context, &mut tree, &Rustfmt::none()).unwrap();
+        assert_eq!(report.conflicts, ["Dockerfile"]);
+        assert_eq!(tree.read("Dockerfile").unwrap(), Some("mine\n"));
+        assert_eq!(tree.read(".dockerignore").unwrap(), Some("mine too\n"));
+    }
+}
