@@ -9,7 +9,7 @@ use crate::ui::user_error;
 use super::{ApiContext, InitContext, Plugin};
 
 /// The license header's template, rendered first: it goes to `hack/` and atop every source.
-pub const BOILERPLATE_TEMPLATE: &str = "init/hack/boilerplate.rs.txt.tera";
+pub const BOILERPLATE_TEMPLATE: &str = "v2/init/hack/boilerplate.rs.txt.tera";
 /// Where `init` puts the license header that `create api` puts atop new sources.
 pub const BOILERPLATE: &str = crate::model::project::BOILERPLATE;
 
@@ -33,27 +33,27 @@ const API_KINDS: &str = "api-kinds";
 /// The files `init` writes: (template under `scaffolds/`, destination).
 #[rustfmt::skip]
 const INIT_FILES: &[(&str, &str)] = &[
-    ("init/Cargo.toml.tera", "Cargo.toml"),
-    ("init/Makefile.tera", "Makefile"),
-    ("init/Dockerfile.tera", "Dockerfile"),
-    ("init/dockerignore.tera", ".dockerignore"),
-    ("init/gitignore.tera", ".gitignore"),
-    ("init/README.md.tera", "README.md"),
-    ("init/src/main.rs.tera", "src/main.rs"),
-    ("init/src/lib.rs.tera", "src/lib.rs"),
-    ("init/src/health.rs.tera", "src/health.rs"),
-    ("init/src/leader.rs.tera", "src/leader.rs"),
-    ("init/src/metrics.rs.tera", "src/metrics.rs"),
-    ("init/src/server.rs.tera", "src/server.rs"),
-    ("init/src/api/mod.rs.tera", API_MOD),
-    ("init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
-    ("init/src/controller/mod.rs.tera", CONTROLLER_MOD),
-    ("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
-    ("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
-    ("init/tests/e2e.rs.tera", "tests/e2e.rs"),
-    ("init/github/workflows/test.yml.tera", ".github/workflows/test.yml"),
-    ("init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml"),
-    ("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
+    ("v2/init/Cargo.toml.tera", "Cargo.toml"),
+    ("v2/init/Makefile.tera", "Makefile"),
+    ("v2/init/Dockerfile.tera", "Dockerfile"),
+    ("v2/init/dockerignore.tera", ".dockerignore"),
+    ("v2/init/gitignore.tera", ".gitignore"),
+    ("v2/init/README.md.tera", "README.md"),
+    ("v2/init/src/main.rs.tera", "src/main.rs"),
+    ("v2/init/src/lib.rs.tera", "src/lib.rs"),
+    ("v2/init/src/health.rs.tera", "src/health.rs"),
+    ("v2/init/src/leader.rs.tera", "src/leader.rs"),
+    ("v2/init/src/metrics.rs.tera", "src/metrics.rs"),
+    ("v2/init/src/server.rs.tera", "src/server.rs"),
+    ("v2/init/src/api/mod.rs.tera", API_MOD),
+    ("v2/init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
+    ("v2/init/src/controller/mod.rs.tera", CONTROLLER_MOD),
+    ("v2/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
+    ("v2/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
+    ("v2/init/tests/e2e.rs.tera", "tests/e2e.rs"),
+    ("v2/init/github/workflows/test.yml.tera", ".github/workflows/test.yml"),
+    ("v2/init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml"),
+    ("v2/init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
 ];
 
 /// The base plugin.
@@ -79,10 +79,14 @@ impl Plugin for Base {
         let group_mod = format!("src/api/{group}/mod.rs");
         let version_mod = format!("src/api/{group}/{version}/mod.rs");
         if c.resource {
-            plan.file("api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
-            plan.file("api/src/api/version.rs.tera", &version_mod, IfExists::Skip);
+            plan.file("v2/api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
             plan.file(
-                "api/src/api/kind.rs.tera",
+                "v2/api/src/api/version.rs.tera",
+                &version_mod,
+                IfExists::Skip,
+            );
+            plan.file(
+                "v2/api/src/api/kind.rs.tera",
                 format!("src/api/{group}/{version}/{kind}.rs"),
                 own,
             );
@@ -106,10 +110,10 @@ impl Plugin for Base {
             );
         }
         if c.controller {
-            plan.file("api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
+            plan.file("v2/api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
             plan.insert(CONTROLLER_MODULES, "#[cfg(test)]\nmod mock;\n\n");
             plan.file(
-                "api/src/controller/kind.rs.tera",
+                "v2/api/src/controller/kind.rs.tera",
                 format!("src/controller/{kind}.rs"),
                 own,
             );

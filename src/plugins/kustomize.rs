@@ -23,20 +23,20 @@ pub const RBAC_ROLES: Marker = Marker::new(RBAC, "rbac-roles");
 /// The files `init` writes: (template under `scaffolds/`, destination).
 #[rustfmt::skip]
 const INIT_FILES: &[(&str, &str)] = &[
-    ("init/config/default/kustomization.yaml.tera", DEFAULT),
-    ("init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml"),
-    ("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
-    ("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
-    ("init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml"),
-    ("init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml"),
-    ("init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml"),
-    ("init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml"),
-    ("init/config/rbac/kustomization.yaml.tera", RBAC),
-    ("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
-    ("init/config/rbac/role.yaml.tera", manifests::ROLE_FILE),
-    ("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
-    ("init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml"),
-    ("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
+    ("v2/init/config/default/kustomization.yaml.tera", DEFAULT),
+    ("v2/init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml"),
+    ("v2/init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
+    ("v2/init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
+    ("v2/init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml"),
+    ("v2/init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml"),
+    ("v2/init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml"),
+    ("v2/init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml"),
+    ("v2/init/config/rbac/kustomization.yaml.tera", RBAC),
+    ("v2/init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
+    ("v2/init/config/rbac/role.yaml.tera", manifests::ROLE_FILE),
+    ("v2/init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
+    ("v2/init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml"),
+    ("v2/init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
 ];
 
 /// The kustomize plugin.
@@ -58,33 +58,33 @@ impl Plugin for Kustomize {
         if c.resource {
             let crd_base = format!("bases/{}_{}.yaml", c.qualified_group, c.plural);
             plan.yaml_file(
-                "api/config/crd/crd.json.tera",
+                "v2/api/config/crd/crd.json.tera",
                 format!("config/crd/{crd_base}"),
                 IfExists::Skip,
                 manifests::HEADER,
             );
             plan.file(
-                "api/config/crd/kustomization.yaml.tera",
+                "v2/api/config/crd/kustomization.yaml.tera",
                 CRD,
                 IfExists::Skip,
             );
             plan.file(
-                "api/config/samples/kustomization.yaml.tera",
+                "v2/api/config/samples/kustomization.yaml.tera",
                 SAMPLES,
                 IfExists::Skip,
             );
             plan.file(
-                "api/config/samples/sample.yaml.tera",
+                "v2/api/config/samples/sample.yaml.tera",
                 format!("config/samples/{}", c.sample_file),
                 own,
             );
             plan.file(
-                "api/config/rbac/editor_role.yaml.tera",
+                "v2/api/config/rbac/editor_role.yaml.tera",
                 format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
                 own,
             );
             plan.file(
-                "api/config/rbac/viewer_role.yaml.tera",
+                "v2/api/config/rbac/viewer_role.yaml.tera",
                 format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
                 own,
             );

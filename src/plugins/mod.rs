@@ -18,6 +18,7 @@ use crate::scaffold::tree::Tree;
 
 pub mod base;
 pub mod kustomize;
+pub mod v1;
 
 /// A plugin: what it adds to the plan of each command.
 pub trait Plugin {
@@ -172,6 +173,26 @@ pub fn create_api(
         plugin.create_api(&mut plan, &context, tree)?;
     }
     render::render(&plan, templates, &context, tree, rustfmt)
+}
+
+/// The whole project as the templates of its own layout render it (the current one, or
+/// kube-scaffold 0.1's), from its PROJECT alone.
+pub fn replay_layout(
+    project: &Project,
+    templates: &Templates,
+    rustfmt: &Rustfmt,
+) -> anyhow::Result<Tree> {
+    match project.layout.as_str() {
+        crate::model::project::LAYOUT => replay(project, templates, rustfmt),
+        v1::LAYOUT => v1::replay(project, templates, rustfmt),
+        other => Err(crate::ui::user_error(
+            format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),
+            format!(
+                "use the kube-scaffold release {} that wrote it",
+                project.cli_version
+            ),
+        )),
+    }
 }
 
 /// The whole project, rendered from its PROJECT alone: `init`, then every command in order.
