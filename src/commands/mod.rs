@@ -15,6 +15,7 @@ pub mod alpha_generate;
 pub mod completion;
 pub mod create_api;
 pub mod init;
+pub mod upgrade;
 pub mod version;
 
 /// Runs the parsed command in the current directory.
@@ -24,6 +25,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Init(args) => init::run(&root, args),
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, args),
         Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate::run(&root, args),
+        Command::Upgrade(args) | Command::Alpha(AlphaCommand::Update(args)) => {
+            upgrade::run(&root, args)
+        }
         Command::Version => version::run(),
         Command::Completion { shell } => completion::run(shell),
     }
@@ -127,7 +131,7 @@ fn quoted(paths: &[String]) -> String {
 }
 
 /// A unified diff of one file, with three lines of context.
-fn unified_diff(old: &str, new: &str, path: &str) -> String {
+pub(crate) fn unified_diff(old: &str, new: &str, path: &str) -> String {
     similar::TextDiff::from_lines(old, new)
         .unified_diff()
         .context_radius(3)

@@ -15,6 +15,7 @@ use crate::ui::user_error;
 pub enum Action {
     Create,
     Update,
+    Delete,
     Unchanged,
 }
 
@@ -24,12 +25,13 @@ impl Action {
         match self {
             Action::Create => "create",
             Action::Update => "update",
+            Action::Delete => "delete",
             Action::Unchanged => "identical",
         }
     }
 
     fn writes(self) -> bool {
-        matches!(self, Action::Create | Action::Update)
+        matches!(self, Action::Create | Action::Update | Action::Delete)
     }
 }
 
@@ -52,20 +54,22 @@ pub fn digest(content: &str) -> String {
 
 /// What writing `tree` to its directory would change, file by file.
 pub fn changes(tree: &Tree) -> Vec<Change> {
-    tree.files()
-        .map(|(path, content)| {
+    tree.entries()
+        .filter_map(|(path, content)| {
             let original = tree.original(path).map(str::to_string);
-            let action = match &original {
-                None => Action::Create,
-                Some(before) if before == content => Action::Unchanged,
-                Some(_) => Action::Update,
+            let action = match (&original, content) {
+                (None, None) => return None,
+                (Some(_), None) => Action::Delete,
+                (None, Some(_)) => Action::Create,
+                (Some(before), Some(now)) if before == now => Action::Unchanged,
+                (Some(_), Some(_)) => Action::Update,
             };
-            Change {
+            Some(Change {
                 path: path.to_string(),
                 action,
-                content: content.to_string(),
+                content: content.unwrap_or_default().to_string(),
                 original,
-            }
+            })
         })
         .collect()
 }
@@ -112,6 +116,12 @@ impl Undo {
 
 fn write_one(root: &Path, change: &Change, undo: &mut Undo) -> anyhow::Result<()> {
     let path = root.join(&change.path);
+    if change.action == Action::Delete {
+        let original = fs::read(&path).with_context(|| format!("cannot read `{}`", change.path))?;
+        fs::remove_file(&path).with_context(|| format!("cannot delete `{}`", change.path))?;
+        undo.files.push((path, Some(original)));
+        return Ok(());
+    }
     let parent = path.parent().unwrap_or(root);
     let mut missing = Vec::new();
     let mut dir = parent;

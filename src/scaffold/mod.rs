@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod marker;
+pub mod merge;
 pub mod plan;
 pub mod render;
 pub mod rustfmt;

@@ -56,6 +56,20 @@ impl Tree {
         Ok(())
     }
 
+    /// Removes the file.
+    pub fn remove(&mut self, path: &str) -> anyhow::Result<()> {
+        self.read(path)?;
+        self.files.insert(path.to_string(), None);
+        Ok(())
+    }
+
+    /// Every file this tree read or wrote: its content now (`None`: it does not exist).
+    pub fn entries(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+        self.files
+            .iter()
+            .map(|(path, content)| (path.as_str(), content.as_deref()))
+    }
+
     /// What the file held on disk before this tree touched it (`None` if it did not exist
     /// or the tree is in memory only).
     pub fn original(&self, path: &str) -> Option<&str> {

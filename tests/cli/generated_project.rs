@@ -113,6 +113,39 @@ fn an_initialized_project_builds_without_warnings() {
     );
 }
 
+/// Issue 8's promise: a project of kube-scaffold 0.1.0, edited by its user, upgrades with one
+/// command, keeps the edits, and builds, lints and passes its tests.
+#[test]
+fn an_edited_project_of_0_1_upgrades_and_builds() {
+    let (_tmp, dir) = crate::upgrade::project_of_0_1("create-api");
+    let kept = crate::upgrade::user_edits(&dir);
+    kube_scaffold(&dir, &["upgrade"]).success();
+    for (file, line) in kept {
+        let text = fs::read_to_string(dir.join(file)).unwrap();
+        assert!(text.contains(line), "{file} lost `{line}`");
+    }
+    run(&dir, "cargo", &["fmt", "--check"]);
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    );
+    let tests = text(&run(&dir, "cargo", &["test"]));
+    // The shared modules' 24, and Guestbook's five (0.1.0's controller had a finalizer).
+    assert!(
+        tests.contains("test result: ok. 29 passed; 0 failed"),
+        "{tests}"
+    );
+    run(&dir, "make", &["manifests"]);
+    let crd =
+        fs::read_to_string(dir.join("config/crd/bases/webapp.mock.com_guestbooks.yaml")).unwrap();
+    assert!(
+        crd.contains("capacity:"),
+        "the user's field is in the CRD:\n{crd}"
+    );
+    assert!(crd.contains("x-kubernetes-list-type: map"), "{crd}");
+}
+
 #[test]
 fn a_generated_project_builds_lints_tests_and_validates() {
     let (_tmp, dir) = empty_dir("guestbook");

@@ -7,3 +7,4 @@ mod generated_project;
 mod golden;
 mod init;
 mod support;
+mod upgrade;
