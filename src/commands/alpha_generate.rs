@@ -34,7 +34,7 @@ pub fn run(cwd: &Path, args: GenerateArgs) -> anyhow::Result<()> {
     check_empty(&output)?;
 
     let templates = Templates::load()?;
-    let mut tree = plugins::replay(&project, &templates, &super::rustfmt())?;
+    let mut tree = plugins::replay(&project, &templates)?;
     project.cli_version = env!("CARGO_PKG_VERSION").into();
     project.generated = tree
         .files()

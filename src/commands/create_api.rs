@@ -41,8 +41,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     };
 
     let templates = Templates::load()?;
-    let rustfmt = super::rustfmt();
-    let report = plugins::create_api(&project.init, &inputs, &templates, &mut tree, &rustfmt)?;
+    let report = plugins::create_api(&project.init, &inputs, &templates, &mut tree)?;
     project.commands.push(Command::CreateApi(inputs));
     let how = super::Finish {
         overwrite_edited: args.overwrite_edited,

@@ -16,7 +16,7 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     let inputs = options(root, args)?;
     let templates = Templates::load()?;
     let mut tree = Tree::over(root);
-    let report = plugins::init(&inputs, &templates, &mut tree, &super::rustfmt())?;
+    let report = plugins::init(&inputs, &templates, &mut tree)?;
     let how = super::Finish {
         overwrite_edited: false,
         dry_run,

@@ -7,7 +7,6 @@ use crate::cli::{AlphaCommand, Cli, Command, CreateCommand};
 use crate::model::project::{self, Project};
 use crate::scaffold::apply::{self, Action};
 use crate::scaffold::render::Report;
-use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::tree::Tree;
 use crate::ui::{self, user_error};
 
@@ -41,17 +40,6 @@ struct Finish<'a> {
     dry_run: bool,
     /// The `help:` line when files are in the way.
     conflict_help: &'a str,
-}
-
-/// The user's rustfmt, with a note when there is none.
-fn rustfmt() -> Rustfmt {
-    let rustfmt = Rustfmt::detect();
-    if !rustfmt.available() {
-        ui::note(
-            "rustfmt not found: the generated Rust is written unformatted; run `cargo fmt` once rustfmt is installed",
-        );
-    }
-    rustfmt
 }
 
 /// Refuses files in the way and edited files `report` names, records the digest of every file
@@ -256,7 +244,7 @@ mod tests {
     fn every_declared_marker_stands_in_its_file() {
         let templates = Templates::load().unwrap();
         let mut tree = Tree::empty();
-        plugins::init(&init_inputs(), &templates, &mut tree, &Rustfmt::none()).unwrap();
+        plugins::init(&init_inputs(), &templates, &mut tree).unwrap();
         let markers: [Marker; 10] = [
             base::API_GROUPS,
             base::RESOURCES,
@@ -276,17 +264,9 @@ mod tests {
                 // config/crd and config/samples come with the first kind.
                 None => {
                     let mut with_kind = Tree::empty();
-                    plugins::init(&init_inputs(), &templates, &mut with_kind, &Rustfmt::none())
-                        .unwrap();
+                    plugins::init(&init_inputs(), &templates, &mut with_kind).unwrap();
                     let api = api_inputs(true);
-                    plugins::create_api(
-                        &init_inputs(),
-                        &api,
-                        &templates,
-                        &mut with_kind,
-                        &Rustfmt::none(),
-                    )
-                    .unwrap();
+                    plugins::create_api(&init_inputs(), &api, &templates, &mut with_kind).unwrap();
                     with_kind
                         .read(m.file)
                         .unwrap()
@@ -308,8 +288,8 @@ mod tests {
         let mut project = Project::new(init_inputs());
         project.commands.push(Step::CreateApi(api_inputs(true)));
         project.commands.push(Step::CreateApi(api_inputs(false)));
-        let first = plugins::replay(&project, &templates, &Rustfmt::none()).unwrap();
-        let second = plugins::replay(&project, &templates, &Rustfmt::none()).unwrap();
+        let first = plugins::replay(&project, &templates).unwrap();
+        let second = plugins::replay(&project, &templates).unwrap();
         let files = |t: &Tree| {
             t.files()
                 .map(|(p, c)| (p.to_string(), c.to_string()))

@@ -13,6 +13,7 @@ use crate::model::project::{self, Project};
 use crate::plugins;
 use crate::scaffold::apply::{self, Action};
 use crate::scaffold::merge::{self, Merged};
+use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 use crate::ui::{self, user_error};
@@ -51,12 +52,17 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         check_git_clean(root)?;
     }
     let templates = Templates::load()?;
-    let rustfmt = super::rustfmt();
+    let rustfmt = Rustfmt::detect();
+    if old.layout != project::LAYOUT && !rustfmt.available() {
+        ui::note(
+            "rustfmt not found: kube-scaffold 0.1 formatted its Rust with rustfmt, so its files cannot be rendered again exactly, and your Rust files will conflict",
+        );
+    }
     let base = plugins::replay_layout(&old, &templates, &rustfmt)?;
     let mut new = old.clone();
     new.layout = project::LAYOUT.into();
     new.cli_version = version.into();
-    let theirs = plugins::replay(&new, &templates, &rustfmt)?;
+    let theirs = plugins::replay(&new, &templates)?;
 
     let mut tree = Tree::over(root);
     let mut outcomes = Vec::new();

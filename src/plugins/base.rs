@@ -118,10 +118,7 @@ impl Plugin for Base {
                 own,
             );
             plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
-            plan.insert(
-                CONTROLLERS,
-                format!("controllers.spawn({kind}::run(ctx.clone()));"),
-            );
+            plan.insert(CONTROLLERS, format!("{kind}::start,"));
             plan.insert(RBAC_RULES, format!("{kind}::rbac_rules(),"));
         }
         Ok(())

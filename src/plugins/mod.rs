@@ -12,7 +12,7 @@ use crate::model::project::{ApiInputs, Command, InitInputs, License, Project};
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::render::{self, Report};
-use crate::scaffold::rustfmt::Rustfmt;
+use crate::scaffold::rustfmt::{Rustfmt, str_const};
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
@@ -76,6 +76,10 @@ pub struct ApiContext {
     pub sample_file: String,
     /// The sample object's name: `<kind>-sample`, the kind cut short to fit a DNS label.
     pub sample_name: String,
+    /// String constants, laid out as rustfmt would for their length.
+    pub group_const: String,
+    pub finalizer_const: String,
+    pub field_manager_const: String,
     /// Which parts `create api` scaffolds.
     #[serde(skip)]
     pub resource: bool,
@@ -119,6 +123,15 @@ impl ApiContext {
         let kind_lower = api.kind.to_lowercase();
         let qualified_group = format!("{}.{}", api.group, init.domain);
         Self {
+            group_const: str_const("pub const GROUP: &str", &qualified_group),
+            finalizer_const: str_const(
+                "pub const FINALIZER: &str",
+                &format!("{qualified_group}/finalizer"),
+            ),
+            field_manager_const: str_const(
+                "pub const FIELD_MANAGER: &str",
+                &format!("{kind_lower}-controller"),
+            ),
             project_name: init.project_name.clone(),
             crate_name: names::crate_name(&init.project_name),
             domain: init.domain.clone(),
@@ -143,28 +156,24 @@ impl ApiContext {
     }
 }
 
-/// Renders `init` onto `tree`.
-pub fn init(
-    init: &InitInputs,
-    templates: &Templates,
-    tree: &mut Tree,
-    rustfmt: &Rustfmt,
-) -> anyhow::Result<Report> {
+/// Renders `init` onto `tree`. The templates are written in rustfmt's layout for names of any
+/// length (a test checks it against rustfmt), so nothing is formatted: the output does not
+/// depend on the user's rustfmt, and no process is started.
+pub fn init(init: &InitInputs, templates: &Templates, tree: &mut Tree) -> anyhow::Result<Report> {
     let context = InitContext::new(init, templates)?;
     let mut plan = Plan::default();
     for plugin in BUNDLE {
         plugin.init(&mut plan, &context);
     }
-    render::render(&plan, templates, &context, tree, rustfmt)
+    render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
 
-/// Renders `create api` onto `tree`, which holds the project as it is.
+/// Renders `create api` onto `tree`, which holds the project as it is (formatted as `init`).
 pub fn create_api(
     init: &InitInputs,
     api: &ApiInputs,
     templates: &Templates,
     tree: &mut Tree,
-    rustfmt: &Rustfmt,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
     let context = ApiContext::new(init, api, header);
@@ -172,7 +181,7 @@ pub fn create_api(
     for plugin in BUNDLE {
         plugin.create_api(&mut plan, &context, tree)?;
     }
-    render::render(&plan, templates, &context, tree, rustfmt)
+    render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
 
 /// The whole project as the templates of its own layout render it (the current one, or
@@ -183,7 +192,7 @@ pub fn replay_layout(
     rustfmt: &Rustfmt,
 ) -> anyhow::Result<Tree> {
     match project.layout.as_str() {
-        crate::model::project::LAYOUT => replay(project, templates, rustfmt),
+        crate::model::project::LAYOUT => replay(project, templates),
         v1::LAYOUT => v1::replay(project, templates, rustfmt),
         other => Err(crate::ui::user_error(
             format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),
@@ -197,15 +206,120 @@ pub fn replay_layout(
 
 /// The whole project, rendered from its PROJECT alone: `init`, then every command in order.
 /// Nothing is read from disk.
-pub fn replay(project: &Project, templates: &Templates, rustfmt: &Rustfmt) -> anyhow::Result<Tree> {
+pub fn replay(project: &Project, templates: &Templates) -> anyhow::Result<Tree> {
     let mut tree = Tree::empty();
-    init(&project.init, templates, &mut tree, rustfmt)?;
+    init(&project.init, templates, &mut tree)?;
     for command in &project.commands {
         match command {
             Command::CreateApi(api) => {
-                create_api(&project.init, api, templates, &mut tree, rustfmt)?;
+                create_api(&project.init, api, templates, &mut tree)?;
             }
         }
     }
     Ok(tree)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command as Process;
+
+    use super::*;
+
+    fn project(name: &str, domain: &str, kinds: &[(&str, &str, &str, bool, bool)]) -> Project {
+        let mut project = Project::new(InitInputs {
+            domain: domain.into(),
+            project_name: name.into(),
+            repo: None,
+            owner: Some("The Very Long Name Of The Authors Of This Operator, Incorporated".into()),
+            license: License::Apache2,
+            license_year: 2026,
+        });
+        for (group, version, kind, namespaced, finalizer) in kinds {
+            project.commands.push(Command::CreateApi(ApiInputs {
+                group: group.to_string(),
+                version: version.to_string(),
+                kind: kind.to_string(),
+                plural: format!("{}s", kind.to_lowercase()),
+                namespaced: *namespaced,
+                resource: true,
+                controller: true,
+                finalizer: *finalizer,
+                force: false,
+            }));
+        }
+        project
+    }
+
+    /// The generated Rust is what `cargo fmt` makes of it, for the shortest and the longest
+    /// names the validators accept, without running rustfmt: the output does not depend on
+    /// the user's rustfmt. (This test runs rustfmt, to compare.)
+    #[test]
+    fn generated_rust_is_formatted_for_any_name_length() {
+        let long_kind = "MutatingWebhookConfigurationForTheVeryLongKindWithManyWordsInIt";
+        let long_group = "infrastructure-automation-and-many-more-words-to-make-it-longer";
+        let projects = [
+            project(
+                "a",
+                "a.io",
+                &[("a", "v1", "A", true, false), ("b", "v1", "B", false, true)],
+            ),
+            project(
+                "guestbook",
+                "mock.com",
+                &[
+                    ("webapp", "v1", "Guestbook", true, false),
+                    ("webapp", "v1", "Config", false, true),
+                ],
+            ),
+            project(
+                "an-operator-project-name-that-is-as-long-as-a-dns-label-allows-x",
+                "example.com",
+                &[
+                    (long_group, "v1beta1", long_kind, true, true),
+                    (long_group, "v1beta1", &long_kind[..40], false, false),
+                ],
+            ),
+        ];
+        let templates = Templates::load().unwrap();
+        for project in &projects {
+            let tree = replay(project, &templates).unwrap();
+            let dir = tempfile::tempdir().unwrap();
+            let mut files = Vec::new();
+            for (path, content) in tree.files().filter(|(p, _)| p.ends_with(".rs")) {
+                let file = dir.path().join(path);
+                std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+                std::fs::write(&file, content).unwrap();
+                files.push((path.to_string(), file));
+            }
+            let status = Process::new("rustfmt")
+                .args(["--edition", "2024"])
+                .args(files.iter().map(|(_, f)| f))
+                .current_dir(dir.path())
+                .status()
+                .expect("rustfmt runs (this test compares with it)");
+            assert!(status.success());
+            let mut unformatted = Vec::new();
+            for (path, file) in &files {
+                let formatted = std::fs::read_to_string(file).unwrap();
+                let rendered = tree.files().find(|(p, _)| p == path).unwrap().1;
+                if formatted != rendered {
+                    unformatted.push(diff_of(path, rendered, &formatted));
+                }
+            }
+            assert!(
+                unformatted.is_empty(),
+                "{}: not as rustfmt formats it:\n{}",
+                project.init.project_name,
+                unformatted.join("\n")
+            );
+        }
+    }
+
+    fn diff_of(path: &str, rendered: &str, formatted: &str) -> String {
+        similar::TextDiff::from_lines(rendered, formatted)
+            .unified_diff()
+            .context_radius(1)
+            .header(&format!("{path} (rendered)"), &format!("{path} (rustfmt)"))
+            .to_string()
+    }
 }

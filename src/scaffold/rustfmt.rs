@@ -77,3 +77,38 @@ impl Rustfmt {
         String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")
     }
 }
+
+/// `<declaration> = "<value>";` laid out as rustfmt lays it out at the top level (line width
+/// 100): on one line if it fits, else with the string on the next line if that fits, else left
+/// on one line. Lets a template hold a string constant of any length, already formatted.
+pub fn str_const(declaration: &str, value: &str) -> String {
+    let one_line = format!("{declaration} = \"{value}\";");
+    let broken = format!("    \"{value}\";");
+    if one_line.len() <= MAX_WIDTH || broken.len() > MAX_WIDTH {
+        one_line
+    } else {
+        format!("{declaration} =\n{broken}")
+    }
+}
+
+/// rustfmt's default `max_width`.
+const MAX_WIDTH: usize = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_constants_break_as_rustfmt_breaks_them() {
+        let short = str_const("pub const C: &str", &"y".repeat(77));
+        assert_eq!(short.lines().count(), 1);
+        assert_eq!(short.len(), 100);
+        let broken = str_const("pub const B: &str", &"y".repeat(78));
+        assert_eq!(
+            broken,
+            format!("pub const B: &str =\n    \"{}\";", "y".repeat(78))
+        );
+        let huge = str_const("pub const A: &str", &"x".repeat(150));
+        assert_eq!(huge.lines().count(), 1);
+    }
+}

@@ -110,7 +110,7 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
         ),
         ("src/controller/mod.rs", "pub mod guestbook;"),
         ("src/controller/mod.rs", "mod mock;"),
-        ("src/controller/mod.rs", "guestbook::run(ctx.clone())"),
+        ("src/controller/mod.rs", "guestbook::start,"),
         (
             "config/crd/kustomization.yaml",
             "- bases/webapp.mock.com_guestbooks.yaml",

@@ -9,9 +9,18 @@ use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
-use guestbook::leader::{Elector, Timing};
-use guestbook::server::{self, BindAddress};
-use guestbook::{api, controller, health, metrics};
+use guestbook::api;
+use guestbook::controller;
+use guestbook::health;
+use guestbook::leader::Elector;
+use guestbook::leader::Lost;
+use guestbook::leader::Timing;
+use guestbook::metrics;
+use guestbook::server;
+use guestbook::server::BindAddress;
+
+/// The default name of the leader-election Lease: `<package>-leader-election`.
+const LEADER_ELECTION_ID: &str = concat!(env!("CARGO_PKG_NAME"), "-leader-election");
 
 /// Runs the guestbook operator's controllers against the cluster of the current
 /// kubeconfig (or the in-cluster config when it runs in a pod).
@@ -28,7 +37,7 @@ struct Args {
     #[arg(long)]
     leader_elect: bool,
     /// The name of the Lease used for leader election.
-    #[arg(long, default_value = "guestbook-leader-election")]
+    #[arg(long, default_value = LEADER_ELECTION_ID)]
     leader_election_id: String,
     /// The namespace of the Lease [default: the pod's namespace, from POD_NAMESPACE].
     #[arg(long, env = "POD_NAMESPACE")]
@@ -129,7 +138,7 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// Resolves once this process stops leading; never without leader election.
-async fn keep(elector: &mut Option<Elector>) -> guestbook::leader::Lost {
+async fn keep(elector: &mut Option<Elector>) -> Lost {
     match elector {
         Some(elector) => elector.keep().await,
         None => std::future::pending().await,

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
+use futures::future::BoxFuture;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::Client;
 use kube::Resource;
@@ -122,13 +123,23 @@ impl Error {
 /// The result of a reconcile step.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// How the manager starts a controller: each module's `start`.
+pub type Start = fn(Arc<Context>) -> BoxFuture<'static, ()>;
+
+/// Every controller of this project.
+pub const CONTROLLERS: &[Start] = &[
+    guestbook::start,
+    // +kube-scaffold:scaffold:controllers
+];
+
 /// Starts every controller of this project. Returns once all have stopped after a shutdown,
 /// or with an error as soon as one stops on its own: `/healthz` fails from then on, and the
 /// manager exits non-zero, so that Kubernetes restarts it.
 pub async fn run(ctx: Arc<Context>) -> anyhow::Result<()> {
     let mut controllers: JoinSet<()> = JoinSet::new();
-    controllers.spawn(guestbook::run(ctx.clone()));
-    // +kube-scaffold:scaffold:controllers
+    for start in CONTROLLERS {
+        controllers.spawn(start(ctx.clone()));
+    }
     ctx.health.expect(controllers.len());
     while let Some(finished) = controllers.join_next().await {
         let problem = match finished {

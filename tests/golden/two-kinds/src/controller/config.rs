@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{self, Action, Controller};
@@ -17,6 +18,11 @@ use tracing::{info, instrument, warn};
 use super::{Context, Error, Result, conditions, rule};
 use crate::api::webapp::v1 as webappv1;
 
+/// The kind this controller reconciles.
+pub type Object = webappv1::Config;
+/// Its status.
+pub type Status = webappv1::ConfigStatus;
+
 /// The finalizer this controller puts on every `Config` so that `cleanup` runs before deletion.
 pub const FINALIZER: &str = "webapp.mock.com/finalizer";
 /// The field manager of the status this controller writes with server-side apply.
@@ -25,15 +31,20 @@ pub const FIELD_MANAGER: &str = "config-controller";
 pub const CONTROLLER: &str = "config";
 /// How long to wait before reconciling a healthy object again.
 const RESYNC: Duration = Duration::from_secs(300);
-/// How many `Config` objects are reconciled at once (controller-runtime's default); one
-/// object is never reconciled twice at the same time.
+/// How many objects are reconciled at once (controller-runtime's default); one object is
+/// never reconciled twice at the same time.
 const MAX_CONCURRENT_RECONCILES: u16 = 1;
+
+/// Runs this controller until shutdown: what the manager starts (`super::CONTROLLERS`).
+pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
+    run(ctx).boxed()
+}
 
 /// Watches `Config` objects and reconciles each one until shutdown.
 pub async fn run(ctx: Arc<Context>) {
-    let objects = Api::<webappv1::Config>::all(ctx.client.clone());
+    let objects = Api::<Object>::all(ctx.client.clone());
     let config = controller::Config::default().concurrency(MAX_CONCURRENT_RECONCILES);
-    // TODO(user): to reconcile when the objects a Config owns change, watch them too, e.g.
+    // TODO(user): to reconcile when the objects this kind owns change, watch them too, e.g.
     // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`, and add
     // their RBAC rules to `rbac_rules` below.
     let controller = Controller::new(objects, watcher::Config::default().any_semantic())
@@ -62,8 +73,8 @@ pub async fn run(ctx: Arc<Context>) {
 
 /// Brings the cluster to the state a `Config` asks for.
 #[instrument(skip_all, fields(name = %obj.name_any(), namespace = obj.namespace()))]
-pub async fn reconcile(obj: Arc<webappv1::Config>, ctx: Arc<Context>) -> Result<Action> {
-    let objects = Api::<webappv1::Config>::all(ctx.client.clone());
+pub async fn reconcile(obj: Arc<Object>, ctx: Arc<Context>) -> Result<Action> {
+    let objects = Api::<Object>::all(ctx.client.clone());
     finalizer(&objects, FINALIZER, obj, |event| async {
         match event {
             finalizer::Event::Apply(obj) => apply(&obj, &objects, &ctx).await,
@@ -75,32 +86,29 @@ pub async fn reconcile(obj: Arc<webappv1::Config>, ctx: Arc<Context>) -> Result<
 }
 
 /// The object exists and is not being deleted: make the world match its spec.
-async fn apply(
-    obj: &webappv1::Config,
-    objects: &Api<webappv1::Config>,
-    ctx: &Context,
-) -> Result<Action> {
+async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Action> {
     // TODO(user): your logic here. Read `obj.spec`, create or update what it asks for, and
     // report what you observed through the conditions below.
 
     let generation = obj.meta().generation;
     let current = obj.status.clone().unwrap_or_default();
     let was_available = conditions::is_true(&current.conditions, conditions::AVAILABLE);
-    let status = webappv1::ConfigStatus {
+    let message = format!("The {} is reconciled", Object::kind(&()));
+    let status = Status {
         observed_generation: generation,
         conditions: conditions::set(
             &current.conditions,
             conditions::AVAILABLE,
             conditions::Status::True,
             "Reconciled",
-            "The Config is reconciled",
+            &message,
             generation,
         ),
     };
     if obj.status.as_ref() != Some(&status) {
         let patch = serde_json::json!({
-            "apiVersion": webappv1::Config::api_version(&()),
-            "kind": webappv1::Config::kind(&()),
+            "apiVersion": Object::api_version(&()),
+            "kind": Object::kind(&()),
             "status": status,
         });
         let params = PatchParams::apply(FIELD_MANAGER).force();
@@ -112,7 +120,11 @@ async fn apply(
         let event = Event {
             type_: EventType::Normal,
             reason: "Available".into(),
-            note: Some(format!("Config {} is available", obj.name_any())),
+            note: Some(format!(
+                "{} {} is available",
+                Object::kind(&()),
+                obj.name_any()
+            )),
             action: "Reconcile".into(),
             secondary: None,
         };
@@ -122,31 +134,32 @@ async fn apply(
 }
 
 /// The object is being deleted: release what `apply` made outside the cluster's ownership tree.
-async fn cleanup(obj: &webappv1::Config) -> Result<Action> {
+async fn cleanup(obj: &Object) -> Result<Action> {
     // TODO(user): delete external resources here. Objects with an owner reference to this
-    // Config are removed by Kubernetes' garbage collector; they need no code.
+    // one are removed by Kubernetes' garbage collector; they need no code.
     info!(name = %obj.name_any(), "cleaned up");
     Ok(Action::await_change())
 }
 
 /// Decides when to retry after `reconcile` failed: 5 s, then doubling up to 5 minutes.
-pub fn error_policy(obj: Arc<webappv1::Config>, err: &Error, ctx: Arc<Context>) -> Action {
+pub fn error_policy(obj: Arc<Object>, err: &Error, ctx: Arc<Context>) -> Action {
     let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
-    warn!(error = %err, kind = err.kind(), name = %obj.name_any(), retry_in = ?delay, "reconcile failed");
+    let name = obj.name_any();
+    warn!(error = %err, kind = err.kind(), %name, retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
 }
 
 /// The permissions this controller needs; `make manifests` writes them to `config/rbac/role.yaml`.
 pub fn rbac_rules() -> Vec<PolicyRule> {
-    let group = webappv1::GROUP;
+    let group = Object::group(&());
+    let resource = Object::plural(&());
+    let status = format!("{resource}/status");
+    let finalizers = format!("{resource}/finalizers");
+    let edit = ["get", "list", "watch", "patch", "update"];
     vec![
-        rule(
-            group,
-            "configs",
-            &["get", "list", "watch", "patch", "update"],
-        ),
-        rule(group, "configs/status", &["get", "patch", "update"]),
-        rule(group, "configs/finalizers", &["update"]),
+        rule(&group, &resource, &edit),
+        rule(&group, &status, &["get", "patch", "update"]),
+        rule(&group, &finalizers, &["update"]),
     ]
 }
 
@@ -158,25 +171,29 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+    use crate::api::webapp::v1::ConfigSpec as Spec;
     use crate::controller::{mock, observe};
 
-    const PATH: &str = "/apis/webapp.mock.com/v1/configs/test";
+    /// Where the test object lives on the API server.
+    fn path() -> String {
+        format!("{}/test", Object::url_path(&(), None))
+    }
 
-    fn object() -> webappv1::Config {
-        let mut obj = webappv1::Config::new("test", webappv1::ConfigSpec::default());
+    fn object() -> Object {
+        let mut obj = Object::new("test", Spec::default());
         obj.meta_mut().generation = Some(1);
         obj
     }
 
     /// An object as `apply` sees it: with the finalizer.
-    fn ready() -> webappv1::Config {
+    fn ready() -> Object {
         let mut obj = object();
         obj.meta_mut().finalizers = Some(vec![FINALIZER.into()]);
         obj
     }
 
-    fn json_of(obj: &webappv1::Config) -> Value {
-        serde_json::to_value(obj).expect("a Config serializes")
+    fn json_of(obj: &Object) -> Value {
+        serde_json::to_value(obj).expect("an object serializes")
     }
 
     #[tokio::test]
@@ -186,7 +203,7 @@ mod tests {
         let reconciling = tokio::spawn(reconcile(Arc::new(obj), ctx));
 
         let patch = server
-            .expect(Method::PATCH, &format!("{PATH}?"), json_of(&ready()))
+            .expect(Method::PATCH, &format!("{}?", path()), json_of(&ready()))
             .await;
         assert_eq!(patch[1]["op"], "add");
         assert_eq!(patch[1]["path"], "/metadata/finalizers");
@@ -207,9 +224,9 @@ mod tests {
         let metrics = ctx.metrics.clone();
         let reconciling = tokio::spawn(observe(CONTROLLER, Arc::new(obj.clone()), ctx, reconcile));
 
-        let path = format!("{PATH}/status?&force=true&fieldManager={FIELD_MANAGER}");
-        let patch = server.expect(Method::PATCH, &path, json_of(&obj)).await;
-        assert_eq!(patch["kind"], "Config");
+        let status = format!("{}/status?&force=true&fieldManager={FIELD_MANAGER}", path());
+        let patch = server.expect(Method::PATCH, &status, json_of(&obj)).await;
+        assert_eq!(patch["kind"], Object::kind(&()).as_ref());
         assert_eq!(patch["status"]["observedGeneration"], 1);
         assert_eq!(patch["status"]["conditions"][0]["type"], "Available");
         assert_eq!(patch["status"]["conditions"][0]["status"], "True");
@@ -232,15 +249,16 @@ mod tests {
     async fn an_up_to_date_status_is_not_written_again() {
         let (ctx, server) = mock::context();
         let mut obj = ready();
+        let message = format!("The {} is reconciled", Object::kind(&()));
         let conditions = conditions::set(
             &[],
             conditions::AVAILABLE,
             conditions::Status::True,
             "Reconciled",
-            "The Config is reconciled",
+            &message,
             Some(1),
         );
-        obj.status = Some(webappv1::ConfigStatus {
+        obj.status = Some(Status {
             observed_generation: Some(1),
             conditions,
         });
@@ -265,7 +283,7 @@ mod tests {
         let mut released = obj.clone();
         released.meta_mut().finalizers = None;
         let patch = server
-            .expect(Method::PATCH, &format!("{PATH}?"), json_of(&released))
+            .expect(Method::PATCH, &format!("{}?", path()), json_of(&released))
             .await;
         assert_eq!(
             patch[0],

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{self, Action, Controller};
@@ -16,21 +17,30 @@ use tracing::{info, instrument, warn};
 use super::{Context, Error, Result, conditions, rule};
 use crate::api::webapp::v1 as webappv1;
 
+/// The kind this controller reconciles.
+pub type Object = webappv1::Guestbook;
+/// Its status.
+pub type Status = webappv1::GuestbookStatus;
 /// The field manager of the status this controller writes with server-side apply.
 pub const FIELD_MANAGER: &str = "guestbook-controller";
 /// This controller's name in metrics and logs.
 pub const CONTROLLER: &str = "guestbook";
 /// How long to wait before reconciling a healthy object again.
 const RESYNC: Duration = Duration::from_secs(300);
-/// How many `Guestbook` objects are reconciled at once (controller-runtime's default); one
-/// object is never reconciled twice at the same time.
+/// How many objects are reconciled at once (controller-runtime's default); one object is
+/// never reconciled twice at the same time.
 const MAX_CONCURRENT_RECONCILES: u16 = 1;
+
+/// Runs this controller until shutdown: what the manager starts (`super::CONTROLLERS`).
+pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
+    run(ctx).boxed()
+}
 
 /// Watches `Guestbook` objects and reconciles each one until shutdown.
 pub async fn run(ctx: Arc<Context>) {
-    let objects = Api::<webappv1::Guestbook>::all(ctx.client.clone());
+    let objects = Api::<Object>::all(ctx.client.clone());
     let config = controller::Config::default().concurrency(MAX_CONCURRENT_RECONCILES);
-    // TODO(user): to reconcile when the objects a Guestbook owns change, watch them too, e.g.
+    // TODO(user): to reconcile when the objects this kind owns change, watch them too, e.g.
     // `.owns(Api::<Deployment>::all(ctx.client.clone()), watcher::Config::default())`, and add
     // their RBAC rules to `rbac_rules` below.
     let controller = Controller::new(objects, watcher::Config::default().any_semantic())
@@ -59,44 +69,44 @@ pub async fn run(ctx: Arc<Context>) {
 
 /// Brings the cluster to the state a `Guestbook` asks for.
 #[instrument(skip_all, fields(name = %obj.name_any(), namespace = obj.namespace()))]
-pub async fn reconcile(obj: Arc<webappv1::Guestbook>, ctx: Arc<Context>) -> Result<Action> {
-    let namespace = obj
-        .namespace()
-        .ok_or_else(|| Error::InvalidObject("a namespaced Guestbook has no namespace".into()))?;
-    let objects = Api::<webappv1::Guestbook>::namespaced(ctx.client.clone(), &namespace);
-    // Objects with an owner reference to this Guestbook are deleted with it by Kubernetes'
-    // garbage collector. To clean up anything else before a Guestbook goes, scaffold the
-    // controller with `--finalizer` (see the README's "Finalizers").
+pub async fn reconcile(obj: Arc<Object>, ctx: Arc<Context>) -> Result<Action> {
+    let namespace = obj.namespace().ok_or_else(|| {
+        Error::InvalidObject(format!(
+            "a namespaced {} has no namespace",
+            Object::kind(&())
+        ))
+    })?;
+    let objects = Api::<Object>::namespaced(ctx.client.clone(), &namespace);
+    // Objects with an owner reference to this one are deleted with it by Kubernetes' garbage
+    // collector. To clean up anything else before an object goes, scaffold the controller
+    // with `--finalizer` (see the README's "Nothing hangs on uninstall").
     apply(&obj, &objects, &ctx).await
 }
 
 /// The object exists and is not being deleted: make the world match its spec.
-async fn apply(
-    obj: &webappv1::Guestbook,
-    objects: &Api<webappv1::Guestbook>,
-    ctx: &Context,
-) -> Result<Action> {
+async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Action> {
     // TODO(user): your logic here. Read `obj.spec`, create or update what it asks for, and
     // report what you observed through the conditions below.
 
     let generation = obj.meta().generation;
     let current = obj.status.clone().unwrap_or_default();
     let was_available = conditions::is_true(&current.conditions, conditions::AVAILABLE);
-    let status = webappv1::GuestbookStatus {
+    let message = format!("The {} is reconciled", Object::kind(&()));
+    let status = Status {
         observed_generation: generation,
         conditions: conditions::set(
             &current.conditions,
             conditions::AVAILABLE,
             conditions::Status::True,
             "Reconciled",
-            "The Guestbook is reconciled",
+            &message,
             generation,
         ),
     };
     if obj.status.as_ref() != Some(&status) {
         let patch = serde_json::json!({
-            "apiVersion": webappv1::Guestbook::api_version(&()),
-            "kind": webappv1::Guestbook::kind(&()),
+            "apiVersion": Object::api_version(&()),
+            "kind": Object::kind(&()),
             "status": status,
         });
         let params = PatchParams::apply(FIELD_MANAGER).force();
@@ -108,7 +118,11 @@ async fn apply(
         let event = Event {
             type_: EventType::Normal,
             reason: "Available".into(),
-            note: Some(format!("Guestbook {} is available", obj.name_any())),
+            note: Some(format!(
+                "{} {} is available",
+                Object::kind(&()),
+                obj.name_any()
+            )),
             action: "Reconcile".into(),
             secondary: None,
         };
@@ -118,18 +132,21 @@ async fn apply(
 }
 
 /// Decides when to retry after `reconcile` failed: 5 s, then doubling up to 5 minutes.
-pub fn error_policy(obj: Arc<webappv1::Guestbook>, err: &Error, ctx: Arc<Context>) -> Action {
+pub fn error_policy(obj: Arc<Object>, err: &Error, ctx: Arc<Context>) -> Action {
     let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
-    warn!(error = %err, kind = err.kind(), name = %obj.name_any(), retry_in = ?delay, "reconcile failed");
+    let name = obj.name_any();
+    warn!(error = %err, kind = err.kind(), %name, retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
 }
 
 /// The permissions this controller needs; `make manifests` writes them to `config/rbac/role.yaml`.
 pub fn rbac_rules() -> Vec<PolicyRule> {
-    let group = webappv1::GROUP;
+    let group = Object::group(&());
+    let resource = Object::plural(&());
+    let status = format!("{resource}/status");
     vec![
-        rule(group, "guestbooks", &["get", "list", "watch"]),
-        rule(group, "guestbooks/status", &["get", "patch", "update"]),
+        rule(&group, &resource, &["get", "list", "watch"]),
+        rule(&group, &status, &["get", "patch", "update"]),
     ]
 }
 
@@ -139,24 +156,28 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use crate::api::webapp::v1::GuestbookSpec as Spec;
     use crate::controller::{mock, observe};
 
-    const PATH: &str = "/apis/webapp.mock.com/v1/namespaces/default/guestbooks/test";
+    /// Where the test object lives on the API server.
+    fn path() -> String {
+        format!("{}/test", Object::url_path(&(), Some("default")))
+    }
 
-    fn object() -> webappv1::Guestbook {
-        let mut obj = webappv1::Guestbook::new("test", webappv1::GuestbookSpec::default());
+    fn object() -> Object {
+        let mut obj = Object::new("test", Spec::default());
         obj.meta_mut().namespace = Some("default".into());
         obj.meta_mut().generation = Some(1);
         obj
     }
 
     /// An object as `apply` sees it.
-    fn ready() -> webappv1::Guestbook {
+    fn ready() -> Object {
         object()
     }
 
-    fn json_of(obj: &webappv1::Guestbook) -> Value {
-        serde_json::to_value(obj).expect("a Guestbook serializes")
+    fn json_of(obj: &Object) -> Value {
+        serde_json::to_value(obj).expect("an object serializes")
     }
 
     #[tokio::test]
@@ -166,9 +187,9 @@ mod tests {
         let metrics = ctx.metrics.clone();
         let reconciling = tokio::spawn(observe(CONTROLLER, Arc::new(obj.clone()), ctx, reconcile));
 
-        let path = format!("{PATH}/status?&force=true&fieldManager={FIELD_MANAGER}");
-        let patch = server.expect(Method::PATCH, &path, json_of(&obj)).await;
-        assert_eq!(patch["kind"], "Guestbook");
+        let status = format!("{}/status?&force=true&fieldManager={FIELD_MANAGER}", path());
+        let patch = server.expect(Method::PATCH, &status, json_of(&obj)).await;
+        assert_eq!(patch["kind"], Object::kind(&()).as_ref());
         assert_eq!(patch["status"]["observedGeneration"], 1);
         assert_eq!(patch["status"]["conditions"][0]["type"], "Available");
         assert_eq!(patch["status"]["conditions"][0]["status"], "True");
@@ -191,15 +212,16 @@ mod tests {
     async fn an_up_to_date_status_is_not_written_again() {
         let (ctx, server) = mock::context();
         let mut obj = ready();
+        let message = format!("The {} is reconciled", Object::kind(&()));
         let conditions = conditions::set(
             &[],
             conditions::AVAILABLE,
             conditions::Status::True,
             "Reconciled",
-            "The Guestbook is reconciled",
+            &message,
             Some(1),
         );
-        obj.status = Some(webappv1::GuestbookStatus {
+        obj.status = Some(Status {
             observed_generation: Some(1),
             conditions,
         });
