@@ -17,6 +17,7 @@ use crate::ui::{self, user_error};
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
     project.check_compatible()?;
+    let bundle = plugins::resolve(&project)?;
     let domain = project.init.domain.clone();
     let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
     let plural = resource_plural(&gvk, args.plural.as_deref(), &domain)?;
@@ -41,7 +42,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     };
 
     let templates = Templates::load()?;
-    let report = plugins::create_api(&project.init, &inputs, &templates, &mut tree)?;
+    let report = plugins::create_api(&bundle, &project.init, &inputs, &templates, &mut tree)?;
     project.commands.push(Command::CreateApi(inputs));
     let how = super::Finish {
         overwrite_edited: args.overwrite_edited,

@@ -16,13 +16,14 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     let inputs = options(root, args)?;
     let templates = Templates::load()?;
     let mut tree = Tree::over(root);
-    let report = plugins::init(&inputs, &templates, &mut tree)?;
+    let report = plugins::init(plugins::BUNDLE, &inputs, &templates, &mut tree)?;
     let how = super::Finish {
         overwrite_edited: false,
         dry_run,
         conflict_help: "`init` writes these files: move them away, or run `init` in a new directory",
     };
-    super::finish(root, tree, &report, Project::new(inputs), &how)?;
+    let project = Project::new(inputs, plugins::bundle_keys());
+    super::finish(root, tree, &report, project, &how)?;
     if dry_run {
         return Ok(());
     }

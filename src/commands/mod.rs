@@ -244,7 +244,7 @@ mod tests {
     fn every_declared_marker_stands_in_its_file() {
         let templates = Templates::load().unwrap();
         let mut tree = Tree::empty();
-        plugins::init(&init_inputs(), &templates, &mut tree).unwrap();
+        plugins::init(BUNDLE, &init_inputs(), &templates, &mut tree).unwrap();
         let markers: [Marker; 10] = [
             base::API_GROUPS,
             base::RESOURCES,
@@ -264,9 +264,10 @@ mod tests {
                 // config/crd and config/samples come with the first kind.
                 None => {
                     let mut with_kind = Tree::empty();
-                    plugins::init(&init_inputs(), &templates, &mut with_kind).unwrap();
+                    plugins::init(BUNDLE, &init_inputs(), &templates, &mut with_kind).unwrap();
                     let api = api_inputs(true);
-                    plugins::create_api(&init_inputs(), &api, &templates, &mut with_kind).unwrap();
+                    plugins::create_api(BUNDLE, &init_inputs(), &api, &templates, &mut with_kind)
+                        .unwrap();
                     with_kind
                         .read(m.file)
                         .unwrap()
@@ -285,7 +286,7 @@ mod tests {
     #[test]
     fn a_replay_is_the_same_whatever_the_disk_holds() {
         let templates = Templates::load().unwrap();
-        let mut project = Project::new(init_inputs());
+        let mut project = Project::new(init_inputs(), plugins::bundle_keys());
         project.commands.push(Step::CreateApi(api_inputs(true)));
         project.commands.push(Step::CreateApi(api_inputs(false)));
         let first = plugins::replay(&project, &templates).unwrap();

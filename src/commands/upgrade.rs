@@ -61,6 +61,9 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     let base = plugins::replay_layout(&old, &templates, &rustfmt)?;
     let mut new = old.clone();
     new.layout = project::LAYOUT.into();
+    if new.plugins.is_empty() {
+        new.plugins = plugins::bundle_keys();
+    }
     new.cli_version = version.into();
     let theirs = plugins::replay(&new, &templates)?;
 

@@ -33,6 +33,30 @@ pub trait Plugin {
 /// The plugins every project is scaffolded with.
 pub const BUNDLE: &[&dyn Plugin] = &[&base::Base, &kustomize::Kustomize];
 
+/// Every plugin this kube-scaffold has, by which PROJECT's keys are found.
+const KNOWN: &[&dyn Plugin] = BUNDLE;
+
+/// The keys of `BUNDLE`, as a new PROJECT records them.
+pub fn bundle_keys() -> Vec<String> {
+    BUNDLE.iter().map(|p| p.key().to_string()).collect()
+}
+
+/// The plugins PROJECT names; an unknown key is an error that names the release to use.
+pub fn resolve(project: &Project) -> anyhow::Result<Vec<&'static dyn Plugin>> {
+    project
+        .plugins
+        .iter()
+        .map(|key| {
+            KNOWN.iter().copied().find(|p| p.key() == key).ok_or_else(|| {
+                crate::ui::user_error(
+                    format!("PROJECT names the plugin `{key}`, which this kube-scaffold does not have"),
+                    format!("use kube-scaffold {} or newer, which wrote it", project.cli_version),
+                )
+            })
+        })
+        .collect()
+}
+
 /// Everything the `init` templates see, computed from `init`'s inputs.
 #[derive(Serialize)]
 pub struct InitContext {
@@ -159,10 +183,15 @@ impl ApiContext {
 /// Renders `init` onto `tree`. The templates are written in rustfmt's layout for names of any
 /// length (a test checks it against rustfmt), so nothing is formatted: the output does not
 /// depend on the user's rustfmt, and no process is started.
-pub fn init(init: &InitInputs, templates: &Templates, tree: &mut Tree) -> anyhow::Result<Report> {
+pub fn init(
+    plugins: &[&dyn Plugin],
+    init: &InitInputs,
+    templates: &Templates,
+    tree: &mut Tree,
+) -> anyhow::Result<Report> {
     let context = InitContext::new(init, templates)?;
     let mut plan = Plan::default();
-    for plugin in BUNDLE {
+    for plugin in plugins {
         plugin.init(&mut plan, &context);
     }
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
@@ -170,6 +199,7 @@ pub fn init(init: &InitInputs, templates: &Templates, tree: &mut Tree) -> anyhow
 
 /// Renders `create api` onto `tree`, which holds the project as it is (formatted as `init`).
 pub fn create_api(
+    plugins: &[&dyn Plugin],
     init: &InitInputs,
     api: &ApiInputs,
     templates: &Templates,
@@ -178,7 +208,7 @@ pub fn create_api(
     let header = base::read_header(tree)?;
     let context = ApiContext::new(init, api, header);
     let mut plan = Plan::default();
-    for plugin in BUNDLE {
+    for plugin in plugins {
         plugin.create_api(&mut plan, &context, tree)?;
     }
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
@@ -207,12 +237,13 @@ pub fn replay_layout(
 /// The whole project, rendered from its PROJECT alone: `init`, then every command in order.
 /// Nothing is read from disk.
 pub fn replay(project: &Project, templates: &Templates) -> anyhow::Result<Tree> {
+    let plugins = resolve(project)?;
     let mut tree = Tree::empty();
-    init(&project.init, templates, &mut tree)?;
+    init(&plugins, &project.init, templates, &mut tree)?;
     for command in &project.commands {
         match command {
             Command::CreateApi(api) => {
-                create_api(&project.init, api, templates, &mut tree)?;
+                create_api(&plugins, &project.init, api, templates, &mut tree)?;
             }
         }
     }
@@ -226,14 +257,19 @@ mod tests {
     use super::*;
 
     fn project(name: &str, domain: &str, kinds: &[(&str, &str, &str, bool, bool)]) -> Project {
-        let mut project = Project::new(InitInputs {
-            domain: domain.into(),
-            project_name: name.into(),
-            repo: None,
-            owner: Some("The Very Long Name Of The Authors Of This Operator, Incorporated".into()),
-            license: License::Apache2,
-            license_year: 2026,
-        });
+        let mut project = Project::new(
+            InitInputs {
+                domain: domain.into(),
+                project_name: name.into(),
+                repo: None,
+                owner: Some(
+                    "The Very Long Name Of The Authors Of This Operator, Incorporated".into(),
+                ),
+                license: License::Apache2,
+                license_year: 2026,
+            },
+            bundle_keys(),
+        );
         for (group, version, kind, namespaced, finalizer) in kinds {
             project.commands.push(Command::CreateApi(ApiInputs {
                 group: group.to_string(),

@@ -173,7 +173,7 @@ fn a_broken_project_file_names_line_and_column() {
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
-        "PROJECT is not valid at line 9, column",
+        "PROJECT is not valid at line 10, column",
     );
 }
 
@@ -229,6 +229,26 @@ fn a_project_of_kube_scaffold_0_1_0_is_refused_until_upgraded() {
         &["create", "api", "--group", "webapp", "--kind", "Book"],
         1,
         "scaffolded by kube-scaffold 0.1.0",
+    );
+}
+
+#[test]
+fn a_plugin_this_kube_scaffold_lacks_is_refused() {
+    let (_tmp, dir) = initialized();
+    let text = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    fs::write(
+        dir.join("PROJECT"),
+        text.replace(
+            "\"kustomize.common.kube-scaffold.io/v2\"]",
+            "\"kustomize.common.kube-scaffold.io/v2\", \"helm.kube-scaffold.io/v9\"]",
+        ),
+    )
+    .unwrap();
+    check(
+        &dir,
+        &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
+        1,
+        "PROJECT names the plugin `helm.kube-scaffold.io/v9`",
     );
 }
 
