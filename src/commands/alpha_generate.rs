@@ -36,10 +36,7 @@ pub fn run(cwd: &Path, args: GenerateArgs) -> anyhow::Result<()> {
     let templates = Templates::load()?;
     let mut tree = plugins::replay(&project, &templates)?;
     project.cli_version = env!("CARGO_PKG_VERSION").into();
-    project.generated = tree
-        .files()
-        .map(|(path, content)| (path.to_string(), apply::digest(content)))
-        .collect();
+    project.generated = apply::digests(&tree);
     tree.write(project::FILE, project.to_toml())?;
     let changes = apply::changes(&tree);
     apply::write(&output, &changes)?;

@@ -123,10 +123,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         outcomes.push((path.clone(), outcome));
     }
 
-    new.generated = theirs
-        .files()
-        .map(|(path, content)| (path.to_string(), apply::digest(content)))
-        .collect();
+    new.generated = apply::digests(&theirs);
     tree.write(project::FILE, new.to_toml())?;
     let changes = apply::changes(&tree);
     if args.dry_run {

@@ -52,6 +52,13 @@ pub fn digest(content: &str) -> String {
     format!("sha256:{hex}")
 }
 
+/// The digest of every file in `tree`, by path.
+pub fn digests(tree: &Tree) -> std::collections::BTreeMap<String, String> {
+    tree.files()
+        .map(|(path, content)| (path.to_string(), digest(content)))
+        .collect()
+}
+
 /// What writing `tree` to its directory would change, file by file.
 pub fn changes(tree: &Tree) -> Vec<Change> {
     tree.entries()

@@ -3,25 +3,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::support::{empty_dir, kube_scaffold, stderr_of, tree};
-
-/// Copies `tests/<from>` into a new directory named `guestbook`.
-fn copy_of(from: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let (tmp, dir) = empty_dir("guestbook");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join(from);
-    for (name, bytes) in tree(&source) {
-        let path = dir.join(&name);
-        if name.ends_with('/') {
-            fs::create_dir_all(&path).unwrap();
-        } else {
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, bytes).unwrap();
-        }
-    }
-    (tmp, dir)
-}
+use crate::support::{copy_of, kube_scaffold, stderr_of, tree};
 
 #[test]
 fn every_golden_project_is_reproduced_byte_for_byte() {

@@ -4,7 +4,9 @@
 use std::fs;
 use std::path::Path;
 
-use crate::support::{empty_dir, initialized, kube_scaffold, stderr_of, tree, with_guestbook};
+use crate::support::{
+    copy_of, empty_dir, initialized, kube_scaffold, stderr_of, tree, with_guestbook,
+};
 
 /// Where a case runs.
 #[derive(Clone, Copy)]
@@ -213,17 +215,7 @@ fn an_unknown_project_version_is_refused() {
 
 #[test]
 fn a_project_of_kube_scaffold_0_1_0_is_refused_until_upgraded() {
-    let (_tmp, dir) = empty_dir("guestbook");
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v0.1.0/create-api");
-    for (name, bytes) in tree(&fixture) {
-        let path = dir.join(&name);
-        if name.ends_with('/') {
-            fs::create_dir_all(&path).unwrap();
-        } else {
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, bytes).unwrap();
-        }
-    }
+    let (_tmp, dir) = copy_of("fixtures/v0.1.0/create-api");
     check(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Book"],

@@ -159,3 +159,21 @@ pub fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
 pub fn stdout_of(assert: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&assert.get_output().stdout).into_owned()
 }
+
+/// A copy of `tests/<from>` (a golden tree or a fixture) in a new directory named `guestbook`.
+pub fn copy_of(from: &str) -> (tempfile::TempDir, PathBuf) {
+    let (tmp, dir) = empty_dir("guestbook");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(from);
+    for (name, bytes) in tree(&source) {
+        let path = dir.join(&name);
+        if name.ends_with('/') {
+            fs::create_dir_all(&path).unwrap();
+        } else {
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, bytes).unwrap();
+        }
+    }
+    (tmp, dir)
+}

@@ -4,24 +4,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::{empty_dir, kube_scaffold, stderr_of, stdout_of, tree};
+use crate::support::{copy_of, kube_scaffold, stderr_of, stdout_of, tree};
 
 /// A copy of a 0.1.0 project, named `guestbook`.
 pub fn project_of_0_1(case: &str) -> (tempfile::TempDir, PathBuf) {
-    let (tmp, dir) = empty_dir("guestbook");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/v0.1.0")
-        .join(case);
-    for (name, bytes) in tree(&source) {
-        let path = dir.join(&name);
-        if name.ends_with('/') {
-            fs::create_dir_all(&path).unwrap();
-        } else {
-            fs::create_dir_all(path.parent().unwrap()).unwrap();
-            fs::write(&path, bytes).unwrap();
-        }
-    }
-    (tmp, dir)
+    copy_of(&format!("fixtures/v0.1.0/{case}"))
 }
 
 fn edit(dir: &Path, file: &str, from: &str, to: &str) {
