@@ -258,7 +258,7 @@ mod tests {
             kustomize::RBAC_ROLES,
         ];
         for m in markers {
-            let line = marker::marker_line(m.file, m.name);
+            let line = marker::marker_line(m.file, m.name).unwrap();
             let text = match tree.read(m.file).unwrap() {
                 Some(text) => text.to_string(),
                 // config/crd and config/samples come with the first kind.

@@ -19,10 +19,23 @@ impl Marker {
     }
 }
 
-/// The marker line as it must appear in `file`: `//` in Rust, `#` elsewhere.
-pub fn marker_line(file: &str, marker: &str) -> String {
-    let comment = if file.ends_with(".rs") { "//" } else { "#" };
-    format!("{comment} {PREFIX}{marker}")
+/// The marker line as it must appear in `file`: `//` in Rust, `#` in YAML, TOML, Makefiles
+/// and shell scripts. A file of another type has no marker syntax: an error (of the plugin that
+/// asked), never a guess.
+pub fn marker_line(file: &str, marker: &str) -> anyhow::Result<String> {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let comment = if name.ends_with(".rs") {
+        "//"
+    } else if [".yaml", ".yml", ".toml", ".sh"]
+        .iter()
+        .any(|e| name.ends_with(e))
+        || name == "Makefile"
+    {
+        "#"
+    } else {
+        anyhow::bail!("kube-scaffold knows no comment syntax for markers in `{file}`");
+    };
+    Ok(format!("{comment} {PREFIX}{marker}"))
 }
 
 /// Inserts `fragment` above the marker line of `content`, indented like the marker.
@@ -30,7 +43,7 @@ pub fn marker_line(file: &str, marker: &str) -> String {
 /// A fragment whose non-blank lines already stand, in order, anywhere in the file is not
 /// inserted again, so running a command twice changes nothing the second time.
 pub fn insert(content: &str, file: &str, marker: &str, fragment: &str) -> anyhow::Result<String> {
-    let wanted = marker_line(file, marker);
+    let wanted = marker_line(file, marker)?;
     let lines: Vec<&str> = content.lines().collect();
     let Some(at) = lines.iter().position(|l| l.trim() == wanted) else {
         return Err(user_error(
@@ -145,6 +158,20 @@ mod tests {
             proptest::prop_assert_eq!(&once, &twice);
             proptest::prop_assert!(once.contains("+kube-scaffold:scaffold:items"));
         }
+    }
+
+    #[test]
+    fn a_file_type_without_comment_syntax_is_an_error_not_a_guess() {
+        assert_eq!(
+            marker_line("config/a.yml", "x").unwrap(),
+            "# +kube-scaffold:scaffold:x"
+        );
+        assert_eq!(
+            marker_line("Makefile", "x").unwrap(),
+            "# +kube-scaffold:scaffold:x"
+        );
+        let err = insert("{}", "config/a.json", "x", "y").unwrap_err();
+        assert!(format!("{err:#}").contains("`config/a.json`"), "{err:#}");
     }
 
     #[test]

@@ -58,7 +58,7 @@ pub fn render(
                 format!(
                     "restore `{}` (with its `{}` line) from version control",
                     insert.file,
-                    marker::marker_line(&insert.file, &insert.marker)
+                    marker::marker_line(&insert.file, &insert.marker)?
                 ),
             ));
         };
