@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 pub mod cli;
 pub mod commands;
+pub mod error;
 pub mod model;
 pub mod plugins;
 pub mod prompt;

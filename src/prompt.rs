@@ -31,7 +31,7 @@ pub fn confirm(given: Option<bool>, question: &str, flag: &str) -> anyhow::Resul
             }
         })?;
     answer.ok_or_else(|| {
-        ui::user_error(
+        crate::error::user_error(
             "cancelled; nothing was written",
             format!("pass `{flag}=true` or `{flag}=false` to answer without a prompt"),
         )

@@ -5,11 +5,12 @@
 use std::path::Path;
 
 use crate::cli::GenerateArgs;
+use crate::error::user_error;
 use crate::model::project::{self, Project};
 use crate::plugins;
 use crate::scaffold::apply;
 use crate::scaffold::templates::Templates;
-use crate::ui::{self, user_error};
+use crate::ui;
 
 pub fn run(cwd: &Path, args: GenerateArgs) -> anyhow::Result<()> {
     let input = args

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::cli::CreateApiArgs;
+use crate::error::user_error;
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
 use crate::model::project::{ApiInputs, Command, Project, Resource};
@@ -12,7 +13,7 @@ use crate::plugins::{self, base};
 use crate::prompt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
-use crate::ui::{self, user_error};
+use crate::ui;
 
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;

@@ -4,12 +4,13 @@
 use std::path::Path;
 
 use crate::cli::{InitArgs, License as LicenseFlag};
+use crate::error::user_error;
 use crate::model::gvk;
 use crate::model::project::{self, InitInputs, License, Project};
 use crate::plugins;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
-use crate::ui::{self, user_error};
+use crate::ui;
 
 pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     let dry_run = args.dry_run;

@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use crate::cli::{AlphaCommand, Cli, Command, CreateCommand};
+use crate::error::user_error;
 use crate::model::project::{self, Project};
 use crate::scaffold::apply::{self, Action};
 use crate::scaffold::render::Report;
 use crate::scaffold::tree::Tree;
-use crate::ui::{self, user_error};
+use crate::ui;
 
 pub mod alpha_generate;
 pub mod completion;

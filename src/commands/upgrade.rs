@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::{Command as Process, Stdio};
 
 use crate::cli::UpgradeArgs;
+use crate::error::user_error;
 use crate::model::manifests;
 use crate::model::project::{self, Project};
 use crate::plugins;
@@ -16,7 +17,7 @@ use crate::scaffold::merge::{self, Merged};
 use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
-use crate::ui::{self, user_error};
+use crate::ui;
 
 /// What upgrade did to one file.
 #[derive(Debug, PartialEq, Eq)]

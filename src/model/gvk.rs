@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::names::{self, RUST_KEYWORDS};
-use crate::ui::user_error;
+use crate::error::user_error;
 
 /// Crate names the generated project cannot take: the standard library's and its dependencies'.
 const TAKEN_CRATE_NAMES: &[&str] = &[

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ui::user_error;
+use crate::error::user_error;
 
 /// The file name, at the project's root.
 pub const FILE: &str = "PROJECT";
@@ -435,7 +435,7 @@ mod tests {
         let text = "version = 3\ncliVersion = \"0.9.0\"\n";
         let err = Project::parse(text, None).unwrap_err();
         let user = err
-            .downcast_ref::<crate::ui::UserError>()
+            .downcast_ref::<crate::error::UserError>()
             .expect("a user error");
         assert!(
             user.message.contains("written by kube-scaffold 0.9.0"),

@@ -1,10 +1,10 @@
 //! The base plugin: the Rust crate (manager, `crdgen`, API types, controllers and their
 //! tests), Makefile, Dockerfile, README and GitHub workflows.
 
+use crate::error::user_error;
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::tree::Tree;
-use crate::ui::user_error;
 
 use super::{ApiContext, InitContext, Plugin};
 

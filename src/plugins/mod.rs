@@ -48,7 +48,7 @@ pub fn resolve(project: &Project) -> anyhow::Result<Vec<&'static dyn Plugin>> {
         .iter()
         .map(|key| {
             KNOWN.iter().copied().find(|p| p.key() == key).ok_or_else(|| {
-                crate::ui::user_error(
+                crate::error::user_error(
                     format!("PROJECT names the plugin `{key}`, which this kube-scaffold does not have"),
                     format!("use kube-scaffold {} or newer, which wrote it", project.cli_version),
                 )
@@ -224,7 +224,7 @@ pub fn replay_layout(
     match project.layout.as_str() {
         crate::model::project::LAYOUT => replay(project, templates),
         v1::LAYOUT => v1::replay(project, templates, rustfmt),
-        other => Err(crate::ui::user_error(
+        other => Err(crate::error::user_error(
             format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),
             format!(
                 "use the kube-scaffold release {} that wrote it",

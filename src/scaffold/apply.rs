@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 
 use super::tree::Tree;
-use crate::ui::user_error;
+use crate::error::user_error;
 
 /// What happens to one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

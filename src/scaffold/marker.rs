@@ -1,6 +1,6 @@
 //! Idempotent inserts above `+kube-scaffold:scaffold:<name>` marker lines.
 
-use crate::ui::user_error;
+use crate::error::user_error;
 
 /// What every marker line contains after its comment sign.
 pub const PREFIX: &str = "+kube-scaffold:scaffold:";

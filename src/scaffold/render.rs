@@ -12,7 +12,7 @@ use super::plan::{FileSpec, IfExists, Output, Plan};
 use super::rustfmt::Rustfmt;
 use super::templates::Templates;
 use super::tree::Tree;
-use crate::ui::user_error;
+use crate::error::user_error;
 
 /// What rendering found in the tree.
 #[derive(Debug, Default)]

@@ -9,7 +9,7 @@ use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use crate::ui::user_error;
+use crate::error::user_error;
 
 /// Files by path (relative, `/`-separated), as they are after rendering.
 #[derive(Debug, Default)]
