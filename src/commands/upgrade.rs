@@ -59,14 +59,14 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
             "rustfmt not found: kube-scaffold 0.1 formatted its Rust with rustfmt, so its files cannot be rendered again exactly, and your Rust files will conflict",
         );
     }
-    let base = plugins::replay_layout(&old, &templates, &rustfmt)?;
+    let mut base = plugins::replay_layout(&old, &templates, &rustfmt)?;
     let mut new = old.clone();
     new.layout = project::LAYOUT.into();
     if new.plugins.is_empty() {
         new.plugins = plugins::bundle_keys();
     }
     new.cli_version = version.into();
-    let theirs = plugins::replay(&new, &templates)?;
+    let mut theirs = plugins::replay(&new, &templates)?;
 
     let mut tree = Tree::over(root);
     let mut outcomes = Vec::new();
@@ -76,14 +76,8 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         .map(|(path, _)| path.to_string())
         .collect();
     for path in &paths {
-        let base_text = base
-            .files()
-            .find(|(p, _)| p == path)
-            .map(|(_, c)| c.to_string());
-        let their_text = theirs
-            .files()
-            .find(|(p, _)| p == path)
-            .map(|(_, c)| c.to_string());
+        let base_text = base.read(path)?.map(str::to_string);
+        let their_text = theirs.read(path)?.map(str::to_string);
         let ours = tree.read(path)?.map(str::to_string);
         // The base is exact when it is what PROJECT says was generated (0.1 recorded only the
         // kinds' own files; the others are trusted, and only ever merged).

@@ -513,14 +513,13 @@ impl ClusterDoor {
 
 /// The names of the files under `config/` that differ between two snapshots.
 fn changed(before: &[(String, Vec<u8>)], after: &[(String, Vec<u8>)]) -> Vec<String> {
-    let mut names: Vec<String> = before
+    let names: std::collections::BTreeSet<String> = before
         .iter()
         .chain(after)
         .filter(|entry| !before.contains(entry) || !after.contains(entry))
         .map(|(name, _)| name.clone())
         .collect();
-    names.dedup();
-    names
+    names.into_iter().collect()
 }
 
 /// Every file under `config/`, with its content.
