@@ -113,7 +113,7 @@ pub enum License {
 pub enum CreateCommand {
     /// Add a custom resource type and its controller.
     #[command(
-        after_help = "Example:\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  kube-scaffold create api --group webapp --kind Cluster --namespaced=false --resource --controller"
+        after_help = "Example:\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  kube-scaffold create api --group webapp --kind Cluster --namespaced=false --resource --controller\n  kube-scaffold create api --group webapp --kind Site --owns apps/v1/Deployment --owns core/v1/ConfigMap\n  kube-scaffold create api --group cache --version v1alpha1 --kind Memcached --plugins deploy-image/v1-alpha --image memcached:1.6.26-alpine3.19 --image-container-command \"memcached,--memory-limit=64,-o,modern,-v\" --image-container-port 11211 --run-as-user 1001"
     )]
     Api(CreateApiArgs),
 }
@@ -145,6 +145,27 @@ pub struct CreateApiArgs {
     /// deleted (for anything outside the cluster; owned objects need none).
     #[arg(long)]
     pub finalizer: bool,
+    /// A kind the controller owns, as `<group>/<version>/<Kind>` (repeatable): a built-in kind
+    /// (`apps/v1/Deployment`, `core/v1/ConfigMap`) or a kind of this project. The controller
+    /// builds, applies and watches one of each per object, and reports them in its status.
+    #[arg(long, value_name = "GROUP/VERSION/KIND")]
+    pub owns: Vec<String>,
+    /// Plugins for this API, comma-separated: `deploy-image/v1-alpha` scaffolds a kind that
+    /// runs `--image` in a Deployment it owns.
+    #[arg(long, value_delimiter = ',')]
+    pub plugins: Vec<String>,
+    /// deploy-image: the container image the kind runs (e.g. `memcached:1.6.26-alpine3.19`).
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub image: Option<String>,
+    /// deploy-image: the container's command, comma-separated (e.g. `memcached,-m=64,-v`).
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub image_container_command: Option<String>,
+    /// deploy-image: the port the container listens on.
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub image_container_port: Option<String>,
+    /// deploy-image: the user ID the container runs as.
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub run_as_user: Option<String>,
     /// Overwrite the kind's files if they exist (files you edited are kept; see below).
     #[arg(long)]
     pub force: bool,

@@ -6,10 +6,12 @@ use std::path::Path;
 
 use crate::cli::CreateApiArgs;
 use crate::error::user_error;
+use crate::model::core::{self, CoreKind};
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
-use crate::model::project::{ApiInputs, Command, Project, Resource};
-use crate::plugins::{self, base};
+use crate::model::owned::{self, Owned};
+use crate::model::project::{ApiInputs, Command, DeployImage, Project, Resource};
+use crate::plugins::{self, base, deploy_image};
 use crate::prompt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
@@ -18,32 +20,81 @@ use crate::ui;
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
     project.check_compatible()?;
-    let bundle = plugins::resolve(&project)?;
+    plugins::resolve(&project)?;
     let domain = project.init.domain.clone();
-    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
-    let plural = resource_plural(&gvk, args.plural.as_deref(), &domain)?;
+    let builtin = builtin_kind(&args)?;
+    let (gvk, plural, namespaced) = match builtin {
+        Some(k) => {
+            let gvk = Gvk {
+                group: core::spelled_group(k.group).to_string(),
+                version: k.version.to_string(),
+                kind: k.kind.to_string(),
+            };
+            (gvk, k.plural.to_string(), k.namespaced)
+        }
+        None => {
+            let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
+            let plural = resource_plural(&gvk, args.plural.as_deref(), &domain)?;
+            (gvk, plural, args.namespaced)
+        }
+    };
     check_against_project(&project, &gvk)?;
     let mut tree = Tree::over(root);
     base::read_header(&mut tree)?;
 
-    let resource = prompt::confirm(args.resource, "Create Resource", "--resource")?;
+    let resource = match builtin {
+        Some(_) => false,
+        None => prompt::confirm(args.resource, "Create Resource", "--resource")?,
+    };
     let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
     let existing = project.resource(&gvk.group, &gvk.version, &gvk.kind);
-    check_request(&gvk, existing.as_ref(), resource, controller, args.force)?;
+    let request = Request {
+        resource,
+        controller,
+        builtin: builtin.is_some(),
+        force: args.force,
+    };
+    check_request(&gvk, existing.as_ref(), &request)?;
+    let known = project.resources();
+    let deploy_image = deploy_image(&args, resource, controller)?;
+    let mut owns = owned_kinds(&args, &gvk, &plural, controller, &domain, &known)?;
+    if deploy_image.is_some() {
+        if owns.iter().any(|o| o == DEPLOYMENT) {
+            return Err(user_error(
+                "`--owns apps/v1/Deployment` and the deploy-image plugin both make the Deployment",
+                "drop `--owns apps/v1/Deployment`: deploy-image owns it",
+            ));
+        }
+        owns.insert(0, DEPLOYMENT.to_string());
+        if !project.plugins.iter().any(|p| p == deploy_image::KEY) {
+            project.plugins.push(deploy_image::KEY.to_string());
+        }
+    }
+    let bundle = plugins::resolve(&project)?;
     let inputs = ApiInputs {
         group: gvk.group,
         version: gvk.version,
         kind: gvk.kind,
         plural,
-        namespaced: args.namespaced,
+        namespaced,
         resource,
         controller,
         finalizer: args.finalizer,
         force: args.force,
+        owns,
+        builtin: builtin.is_some(),
+        deploy_image,
     };
 
     let templates = Templates::load()?;
-    let report = plugins::create_api(&bundle, &project.init, &inputs, &templates, &mut tree)?;
+    let report = plugins::create_api(
+        &bundle,
+        &project.init,
+        &inputs,
+        &project.commands,
+        &templates,
+        &mut tree,
+    )?;
     project.commands.push(Command::CreateApi(inputs));
     let how = super::Finish {
         overwrite_edited: args.overwrite_edited,
@@ -82,6 +133,152 @@ fn resource_plural(gvk: &Gvk, given: Option<&str>, domain: &str) -> anyhow::Resu
     }
 }
 
+/// The Deployment a deploy-image kind owns, as `--owns` spells it.
+const DEPLOYMENT: &str = "apps/v1/Deployment";
+
+/// The deploy-image plugin's inputs: `--plugins deploy-image/v1-alpha` and its flags, checked.
+fn deploy_image(
+    args: &CreateApiArgs,
+    resource: bool,
+    controller: bool,
+) -> anyhow::Result<Option<DeployImage>> {
+    let help = "e.g. `--plugins deploy-image/v1-alpha --image memcached:1.6.26-alpine3.19 --image-container-port 11211`";
+    let mut wanted = false;
+    for plugin in &args.plugins {
+        if !deploy_image::ALIASES.contains(&plugin.as_str()) {
+            return Err(user_error(
+                format!("unknown plugin `{plugin}` for `create api`"),
+                "the plugin `create api` takes is `deploy-image/v1-alpha`",
+            ));
+        }
+        wanted = true;
+    }
+    let flags = [
+        ("--image", args.image.is_some()),
+        (
+            "--image-container-command",
+            args.image_container_command.is_some(),
+        ),
+        (
+            "--image-container-port",
+            args.image_container_port.is_some(),
+        ),
+        ("--run-as-user", args.run_as_user.is_some()),
+    ];
+    if !wanted {
+        return match flags.iter().find(|(_, given)| *given) {
+            Some((flag, _)) => Err(user_error(
+                format!("`{flag}` belongs to the deploy-image plugin, which was not asked for"),
+                format!("add `--plugins deploy-image/v1-alpha`, or drop `{flag}`"),
+            )),
+            None => Ok(None),
+        };
+    }
+    if !resource || !controller {
+        return Err(user_error(
+            "the deploy-image plugin scaffolds a kind and its controller, and `--resource=false` or `--controller=false` was given",
+            "drop `--resource=false` / `--controller=false`",
+        ));
+    }
+    let Some(image) = args.image.clone() else {
+        return Err(user_error(
+            "the deploy-image plugin needs the image to run: `--image` is missing",
+            format!("pass `--image`, {help}"),
+        ));
+    };
+    let literal = |flag: &str, value: &str| {
+        let bad = |c: char| c.is_whitespace() || c.is_control() || c == '"' || c == '\\';
+        if value.is_empty() || value.contains(bad) {
+            return Err(user_error(
+                format!(
+                    "invalid `{flag} {value}`: it must be non-empty, without spaces, quotes or backslashes"
+                ),
+                format!("pass {flag} as one word, {help}"),
+            ));
+        }
+        Ok(value.to_string())
+    };
+    let image = literal("--image", &image)?;
+    let container_command = match &args.image_container_command {
+        Some(command) if command.split(',').any(str::is_empty) => {
+            return Err(user_error(
+                format!("invalid `--image-container-command {command}`: it has an empty argument"),
+                "separate the command's arguments with single commas, e.g. `memcached,--memory-limit=64,-v`",
+            ));
+        }
+        Some(command) => Some(literal("--image-container-command", command)?),
+        None => None,
+    };
+    let number = |flag: &str, value: &str, max: i64| -> anyhow::Result<i64> {
+        match value.parse::<i64>() {
+            Ok(n) if (0..=max).contains(&n) => Ok(n),
+            _ => Err(user_error(
+                format!("invalid `{flag} {value}`: it must be a whole number from 0 to {max}"),
+                format!("pass e.g. `{flag} 1001`"),
+            )),
+        }
+    };
+    let container_port = match &args.image_container_port {
+        Some(port) => match number("--image-container-port", port, 65535)? {
+            0 => {
+                return Err(user_error(
+                    "invalid `--image-container-port 0`: ports start at 1",
+                    "pass the port the image listens on, e.g. `--image-container-port 11211`",
+                ));
+            }
+            n => Some(n as u16),
+        },
+        None => None,
+    };
+    let run_as_user = match &args.run_as_user {
+        Some(user) => Some(number("--run-as-user", user, i64::from(i32::MAX))?),
+        None => None,
+    };
+    Ok(Some(DeployImage {
+        image,
+        container_command,
+        container_port,
+        run_as_user,
+    }))
+}
+
+/// `--owns`, resolved and checked, as PROJECT records it.
+fn owned_kinds(
+    args: &CreateApiArgs,
+    gvk: &Gvk,
+    plural: &str,
+    controller: bool,
+    domain: &str,
+    known: &[Resource],
+) -> anyhow::Result<Vec<String>> {
+    if args.owns.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !controller {
+        return Err(user_error(
+            "`--owns` needs a controller, and `--controller=false` was given",
+            "drop `--controller=false`: the controller builds and watches what the kind owns",
+        ));
+    }
+    let owner = Resource {
+        group: gvk.group.clone(),
+        version: gvk.version.clone(),
+        kind: gvk.kind.clone(),
+        plural: plural.to_string(),
+        namespaced: args.namespaced,
+        api: true,
+        controller: true,
+        finalizer: args.finalizer,
+    };
+    let owns = args
+        .owns
+        .iter()
+        .map(|flag| Owned::parse(flag, domain, known))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    owned::check(&owner, &owns)?;
+    Ok(owns.iter().map(Owned::record).collect())
+}
+
 /// One kind per project, and no type name twice in one module.
 fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
     let module = names::snake(&gvk.kind);
@@ -115,24 +312,66 @@ fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check_request(
-    gvk: &Gvk,
-    existing: Option<&Resource>,
+/// What `create api` is asked to scaffold.
+struct Request {
     resource: bool,
     controller: bool,
+    builtin: bool,
     force: bool,
-) -> anyhow::Result<()> {
+}
+
+/// A kind Kubernetes defines, when `--group` is one of Kubernetes' (`core`, `apps`,
+/// `networking.k8s.io`...), the kind is one of its kinds and `--resource` is not given: then
+/// the only thing to scaffold is a controller. With `--resource`, the group is the project's
+/// own (`apps.<domain>`), as before.
+fn builtin_kind(args: &CreateApiArgs) -> anyhow::Result<Option<&'static CoreKind>> {
+    if !core::is_builtin_group(&args.group) || args.resource == Some(true) {
+        return Ok(None);
+    }
+    let name = format!("{}/{} {}", args.group, args.version, args.kind);
+    let Some(found) = core::find(&args.group, &args.version, &args.kind) else {
+        if args.resource.is_none() {
+            // A kind of the project's own group of that name, e.g. `apps.my.domain`.
+            return Ok(None);
+        }
+        return Err(user_error(
+            format!(
+                "`{}` is one of Kubernetes' API groups, and it has no kind `{name}` that k8s-openapi knows",
+                args.group
+            ),
+            "check the spelling, e.g. `--group apps --version v1 --kind Deployment` or `--group core --version v1 --kind Pod`; for a group of your own, choose a name Kubernetes does not use",
+        ));
+    };
+    let refused = [
+        (args.finalizer, "--finalizer"),
+        (!args.owns.is_empty(), "--owns"),
+        (args.plural.is_some(), "--plural"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        return Err(user_error(
+            format!("`{flag}` does not apply to `{name}`, a kind Kubernetes defines"),
+            format!(
+                "drop `{flag}`: `create api --group {} --version {} --kind {} --controller --resource=false` scaffolds a controller for it",
+                args.group, args.version, args.kind
+            ),
+        ));
+    }
+    Ok(Some(found))
+}
+
+fn check_request(gvk: &Gvk, existing: Option<&Resource>, r: &Request) -> anyhow::Result<()> {
     let name = format!("{}/{} {}", gvk.group, gvk.version, gvk.kind);
+    let (resource, controller, force) = (r.resource, r.controller, r.force);
     if !resource && !controller {
         return Err(user_error(
             "nothing to create: both `--resource` and `--controller` are false",
             "pass `--resource` and/or `--controller`",
         ));
     }
-    if !resource && !existing.is_some_and(|r| r.api) {
+    if !resource && !r.builtin && !existing.is_some_and(|r| r.api) {
         return Err(user_error(
             format!("no API `{name}` in this project: a controller needs its type"),
-            "create the type too with `--resource` (controllers for external or core types are not supported yet)",
+            "create the type too with `--resource`, or name a kind Kubernetes defines (`--group apps --version v1 --kind Deployment`)",
         ));
     }
     if let Some(r) = existing
@@ -208,8 +447,11 @@ mod tests {
                 controller: true,
                 finalizer,
                 force: false,
+                owns: Vec::new(),
+                builtin: false,
+                deploy_image: None,
             };
-            let c = ApiContext::new(&init, &inputs, String::new());
+            let c = ApiContext::new(&init, &inputs, String::new(), &[]).unwrap();
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
             }

@@ -163,7 +163,7 @@ mod tests {
     use crate::model::project::{ApiInputs, Command as Step, InitInputs, License};
     use crate::plugins::{self, ApiContext, BUNDLE, InitContext, base, kustomize};
     use crate::scaffold::marker::{self, Marker};
-    use crate::scaffold::plan::Plan;
+    use crate::scaffold::plan::{IfExists, Plan};
     use crate::scaffold::templates::Templates;
 
     fn init_inputs() -> InitInputs {
@@ -188,6 +188,9 @@ mod tests {
             controller: true,
             finalizer: namespaced,
             force: false,
+            owns: Vec::new(),
+            builtin: false,
+            deploy_image: None,
         }
     }
 
@@ -206,7 +209,9 @@ mod tests {
             assert!(!text.trim().is_empty(), "{} renders empty", spec.template);
         }
         for namespaced in [true, false] {
-            let context = ApiContext::new(&init_inputs(), &api_inputs(namespaced), String::new());
+            let context =
+                ApiContext::new(&init_inputs(), &api_inputs(namespaced), String::new(), &[])
+                    .unwrap();
             let mut plan = Plan::default();
             for plugin in BUNDLE {
                 plugin
@@ -224,6 +229,46 @@ mod tests {
                     spec.template
                 );
             }
+        }
+        let mut deployment = api_inputs(true);
+        (deployment.group, deployment.kind) = ("apps".into(), "Deployment".into());
+        (deployment.resource, deployment.builtin) = (false, true);
+        let context = ApiContext::new(&init_inputs(), &deployment, String::new(), &[]).unwrap();
+        let mut plan = Plan::default();
+        for plugin in BUNDLE {
+            let mut tree = Tree::empty();
+            plugin.create_api(&mut plan, &context, &mut tree).unwrap();
+        }
+        for spec in plan
+            .files
+            .iter()
+            .filter(|s| s.template.ends_with("builtin.rs.tera"))
+        {
+            *used.entry(spec.template.clone()).or_default() += 1;
+            let text = templates.render(&spec.template, &context).unwrap();
+            assert!(text.contains("Deployment as Object"), "{text}");
+        }
+        let mut memcached = api_inputs(true);
+        memcached.owns = vec!["apps/v1/Deployment".into()];
+        memcached.deploy_image = Some(crate::model::project::DeployImage {
+            image: "memcached:1.6.26-alpine3.19".into(),
+            container_command: Some("memcached,-v".into()),
+            container_port: Some(11211),
+            run_as_user: Some(1001),
+        });
+        let context = ApiContext::new(&init_inputs(), &memcached, String::new(), &[]).unwrap();
+        let mut plan = Plan::default();
+        let sample = format!("config/samples/{}", context.sample_file);
+        let base_sample = "v2/api/config/samples/sample.yaml.tera";
+        plan.file(base_sample, sample, IfExists::Error);
+        let deploy_image = &plugins::deploy_image::DeployImage as &dyn plugins::Plugin;
+        deploy_image
+            .create_api(&mut plan, &context, &mut Tree::empty())
+            .unwrap();
+        for spec in &plan.files {
+            *used.entry(spec.template.clone()).or_default() += 1;
+            let text = templates.render(&spec.template, &context).unwrap();
+            assert!(text.contains("containerPort: 11211"), "{text}");
         }
         for plan in plugins::v1::plans() {
             for spec in &plan.files {
@@ -267,8 +312,15 @@ mod tests {
                     let mut with_kind = Tree::empty();
                     plugins::init(BUNDLE, &init_inputs(), &templates, &mut with_kind).unwrap();
                     let api = api_inputs(true);
-                    plugins::create_api(BUNDLE, &init_inputs(), &api, &templates, &mut with_kind)
-                        .unwrap();
+                    plugins::create_api(
+                        BUNDLE,
+                        &init_inputs(),
+                        &api,
+                        &[],
+                        &templates,
+                        &mut with_kind,
+                    )
+                    .unwrap();
                     with_kind
                         .read(m.file)
                         .unwrap()

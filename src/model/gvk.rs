@@ -16,6 +16,7 @@ const TAKEN_CRATE_NAMES: &[&str] = &[
     "futures",
     "http",
     "humantime",
+    "json_patch",
     "k8s_openapi",
     "kube",
     "metrics_process",
@@ -60,7 +61,7 @@ const SHADOWED_NAMES: &[&str] = &[
 ];
 
 /// Module names the generated `controller` module already uses.
-const TAKEN_MODULE_NAMES: &[&str] = &["conditions", "mock"];
+const TAKEN_MODULE_NAMES: &[&str] = &["children", "conditions", "mock"];
 
 fn invalid(what: &str, value: &str, problem: &str, help: impl Into<String>) -> anyhow::Error {
     user_error(format!("invalid {what} `{value}`: {problem}"), help)

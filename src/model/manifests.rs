@@ -57,9 +57,26 @@ struct Metadata {
     name: String,
 }
 
-/// The rules a kind's scaffolded controller declares in its `rbac_rules` (see
-/// `scaffolds/api/src/controller/kind.rs.tera`).
-fn controller_rules(qualified_group: &str, plural: &str, finalizer: bool) -> Vec<Rule> {
+/// The rules a scaffolded controller declares in its `rbac_rules` (see
+/// `scaffolds/v2/api/src/controller/`): on what it reconciles (group `qualified_group`,
+/// resource `plural`) and on the kinds it owns, `children` (API group, resource).
+pub fn controller_rules(
+    qualified_group: &str,
+    plural: &str,
+    controls: Controls,
+    children: &[(String, String)],
+) -> Vec<Rule> {
+    let mut rules = match controls {
+        Controls::Kind { finalizer } => kind_rules(qualified_group, plural, finalizer),
+        Controls::Builtin => vec![Rule::new(qualified_group, plural, BUILTIN_VERBS)],
+    };
+    for (group, resource) in children {
+        rules.push(Rule::new(group, resource, CHILD_VERBS));
+    }
+    rules
+}
+
+fn kind_rules(qualified_group: &str, plural: &str, finalizer: bool) -> Vec<Rule> {
     let status = format!("{plural}/status");
     let mut rules = vec![Rule::new(
         qualified_group,
@@ -84,15 +101,33 @@ fn controller_rules(qualified_group: &str, plural: &str, finalizer: bool) -> Vec
     rules
 }
 
-/// `role_yaml` (a role.yaml crdgen wrote) with the rules of one kind's controller (group
-/// `qualified_group`, resource `plural`) replaced by `controller_rules`, merged as crdgen
-/// merges: verbs joined per group and resource, everything sorted. `None` when the file is not
-/// such a role (edited by hand): then it is left for `make manifests`.
+/// What a controller reconciles: a kind of the project (with or without a finalizer), or a
+/// kind Kubernetes defines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Controls {
+    Kind { finalizer: bool },
+    Builtin,
+}
+
+/// The verbs a controller of a built-in kind has on it (`scaffolds/.../builtin.rs.tera`).
+const BUILTIN_VERBS: &[&str] = &["get", "list", "watch", "patch"];
+
+/// The verbs a controller has on the kinds it owns (`children::rules` in the generated
+/// project), kubebuilder's deploy-image set.
+const CHILD_VERBS: &[&str] = &[
+    "get", "list", "watch", "create", "update", "patch", "delete",
+];
+
+/// `role_yaml` (a role.yaml crdgen wrote) with the rules on one kind (group
+/// `qualified_group`, resource `plural` and its subresources) replaced, and `rules` (those of
+/// every controller of the project, `controller_rules`) added, merged as crdgen merges: verbs
+/// joined per group and resource, everything sorted. `None` when the file is not such a role
+/// (edited by hand): then it is left for `make manifests`.
 pub fn role_with(
     role_yaml: &str,
     qualified_group: &str,
     plural: &str,
-    finalizer: bool,
+    rules: &[Rule],
 ) -> Option<String> {
     let mut role: ClusterRole = serde_saphyr::from_str(role_yaml).ok()?;
     if role.kind != "ClusterRole" || role.rules.iter().any(|r| r.api_groups.len() != 1) {
@@ -106,8 +141,7 @@ pub fn role_with(
     role.rules.retain(|old| {
         old.api_groups[0] != qualified_group || !old.resources.iter().any(|r| kinds.contains(r))
     });
-    let rules = controller_rules(qualified_group, plural, finalizer);
-    role.rules = merge(role.rules.into_iter().chain(rules));
+    role.rules = merge(role.rules.into_iter().chain(rules.iter().cloned()));
     Some(yaml(&role))
 }
 
@@ -158,11 +192,24 @@ rules:
   - patch
 ";
 
+    /// `role_with` for a project whose only controller is `plural`'s.
+    fn role_of(
+        yaml: &str,
+        plural: &str,
+        controls: Controls,
+        children: &[(String, String)],
+    ) -> Option<String> {
+        let rules = controller_rules("webapp.mock.com", plural, controls, children);
+        role_with(yaml, "webapp.mock.com", plural, &rules)
+    }
+
     #[test]
     fn rules_are_merged_and_sorted_as_crdgen_does() {
-        let role = role_with(INIT_ROLE, "webapp.mock.com", "guestbooks", false).expect("a role");
-        let again = role_with(&role, "webapp.mock.com", "guestbooks", true).expect("a role");
-        let back = role_with(&again, "webapp.mock.com", "guestbooks", false).expect("a role");
+        let plain = Controls::Kind { finalizer: false };
+        let finalizer = Controls::Kind { finalizer: true };
+        let role = role_of(INIT_ROLE, "guestbooks", plain, &[]).expect("a role");
+        let again = role_of(&role, "guestbooks", finalizer, &[]).expect("a role");
+        let back = role_of(&again, "guestbooks", plain, &[]).expect("a role");
         assert_eq!(
             back, role,
             "scaffolding the controller again replaces its rules"
@@ -178,9 +225,29 @@ rules:
     }
 
     #[test]
+    fn owned_kinds_get_deploy_images_verbs_and_keep_them() {
+        let children = [("apps".to_string(), "deployments".to_string())];
+        let plain = Controls::Kind { finalizer: false };
+        let role = role_of(INIT_ROLE, "sites", plain, &children).unwrap();
+        let verbs = "  verbs:\n  - create\n  - delete\n  - get\n  - list\n  - patch\n  - update\n  - watch\n";
+        let expected = format!("- apiGroups:\n  - apps\n  resources:\n  - deployments\n{verbs}");
+        assert!(role.contains(&expected), "{role}");
+        // A controller of Deployments, scaffolded next, keeps the owner's rules on them.
+        let mut all = controller_rules("webapp.mock.com", "sites", plain, &children);
+        all.extend(controller_rules(
+            "apps",
+            "deployments",
+            Controls::Builtin,
+            &[],
+        ));
+        let with_controller = role_with(&role, "apps", "deployments", &all).unwrap();
+        assert!(with_controller.contains(&expected), "{with_controller}");
+    }
+
+    #[test]
     fn a_role_edited_out_of_crdgens_shape_is_left_alone() {
         let edited = INIT_ROLE.replace("  verbs:", "  resourceNames: [x]\n  verbs:");
-        assert_eq!(role_with(&edited, "a.io", "as", false), None);
-        assert_eq!(role_with("not: [a role", "a.io", "as", false), None);
+        assert_eq!(role_with(&edited, "a.io", "as", &[]), None);
+        assert_eq!(role_with("not: [a role", "a.io", "as", &[]), None);
     }
 }

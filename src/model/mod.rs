@@ -1,8 +1,11 @@
 //! What a project is made of: validated names (`gvk`, `names`), the PROJECT file, and the
 //! manifests `create api` writes before `make manifests` can.
 
+pub mod core;
+mod core_types;
 pub mod gvk;
 pub mod manifests;
 pub mod names;
+pub mod owned;
 pub mod project;
 pub mod versions;

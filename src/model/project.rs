@@ -101,6 +101,35 @@ pub struct ApiInputs {
     /// The kind's files were scaffolded again over existing ones (`--force`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force: bool,
+    /// The kinds the controller owns (`--owns`), as `group/version/Kind` with the group
+    /// Kubernetes sees: `apps/v1/Deployment`, `core/v1/ConfigMap`, `webapp.my.domain/v1/Guestbook`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owns: Vec<String>,
+    /// The kind is one Kubernetes defines (`--group apps --kind Deployment --resource=false`):
+    /// a controller without a type or CRD of the project's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub builtin: bool,
+    /// The deploy-image plugin's inputs (`--plugins deploy-image/v1-alpha`): the kind runs
+    /// this image in a Deployment it owns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deploy_image: Option<DeployImage>,
+}
+
+/// `create api --plugins deploy-image/v1-alpha`'s inputs, validated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeployImage {
+    /// `--image`.
+    pub image: String,
+    /// `--image-container-command`, comma-separated, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_command: Option<String>,
+    /// `--image-container-port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_port: Option<u16>,
+    /// `--run-as-user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as_user: Option<i64>,
 }
 
 /// What the commands made of one group/version/kind.
@@ -206,34 +235,7 @@ impl Project {
 
     /// What the commands made of each group/version/kind, in the order each first appeared.
     pub fn resources(&self) -> Vec<Resource> {
-        let mut resources: Vec<Resource> = Vec::new();
-        for Command::CreateApi(api) in &self.commands {
-            let same = |r: &&mut Resource| {
-                r.group == api.group && r.version == api.version && r.kind == api.kind
-            };
-            match resources.iter_mut().find(same) {
-                Some(existing) => {
-                    existing.plural = api.plural.clone();
-                    existing.namespaced = api.namespaced;
-                    existing.api |= api.resource;
-                    if api.controller {
-                        existing.controller = true;
-                        existing.finalizer = api.finalizer;
-                    }
-                }
-                None => resources.push(Resource {
-                    group: api.group.clone(),
-                    version: api.version.clone(),
-                    kind: api.kind.clone(),
-                    plural: api.plural.clone(),
-                    namespaced: api.namespaced,
-                    api: api.resource,
-                    controller: api.controller,
-                    finalizer: api.controller && api.finalizer,
-                }),
-            }
-        }
-        resources
+        resources_of(&self.commands)
     }
 
     /// The resource of a group/version/kind, if recorded.
@@ -265,6 +267,38 @@ impl Project {
         }
         Ok(())
     }
+}
+
+/// What `commands` made of each group/version/kind, in the order each first appeared.
+pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
+    let mut resources: Vec<Resource> = Vec::new();
+    for Command::CreateApi(api) in commands {
+        let same = |r: &&mut Resource| {
+            r.group == api.group && r.version == api.version && r.kind == api.kind
+        };
+        match resources.iter_mut().find(same) {
+            Some(existing) => {
+                existing.plural = api.plural.clone();
+                existing.namespaced = api.namespaced;
+                existing.api |= api.resource;
+                if api.controller {
+                    existing.controller = true;
+                    existing.finalizer = api.finalizer;
+                }
+            }
+            None => resources.push(Resource {
+                group: api.group.clone(),
+                version: api.version.clone(),
+                kind: api.kind.clone(),
+                plural: api.plural.clone(),
+                namespaced: api.namespaced,
+                api: api.resource,
+                controller: api.controller,
+                finalizer: api.controller && api.finalizer,
+            }),
+        }
+    }
+    resources
 }
 
 fn invalid(text: &str, err: &toml::de::Error) -> anyhow::Error {
@@ -353,6 +387,9 @@ mod v1 {
                         resource: r.api,
                         controller: r.controller,
                         force: false,
+                        owns: Vec::new(),
+                        builtin: false,
+                        deploy_image: None,
                     })
                 })
                 .collect();
@@ -402,6 +439,9 @@ mod tests {
             controller,
             finalizer: false,
             force: false,
+            owns: Vec::new(),
+            builtin: false,
+            deploy_image: None,
         })
     }
 

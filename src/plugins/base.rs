@@ -48,6 +48,7 @@ const INIT_FILES: &[(&str, &str)] = &[
     ("v2/init/src/api/mod.rs.tera", API_MOD),
     ("v2/init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
     ("v2/init/src/controller/mod.rs.tera", CONTROLLER_MOD),
+    ("v2/init/src/controller/children.rs.tera", "src/controller/children.rs"),
     ("v2/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
     ("v2/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
     ("v2/init/tests/e2e.rs.tera", "tests/e2e.rs"),
@@ -112,11 +113,11 @@ impl Plugin for Base {
         if c.controller {
             plan.file("v2/api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
             plan.insert(CONTROLLER_MODULES, "#[cfg(test)]\nmod mock;\n\n");
-            plan.file(
-                "v2/api/src/controller/kind.rs.tera",
-                format!("src/controller/{kind}.rs"),
-                own,
-            );
+            let template = match c.builtin {
+                true => "v2/api/src/controller/builtin.rs.tera",
+                false => "v2/api/src/controller/kind.rs.tera",
+            };
+            plan.file(template, format!("src/controller/{kind}.rs"), own);
             plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
             plan.insert(CONTROLLERS, format!("{kind}::start,"));
             plan.insert(RBAC_RULES, format!("{kind}::rbac_rules(),"));

@@ -111,7 +111,7 @@ impl Plugin for Kustomize {
 fn plan_role(plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
     let role = tree
         .read(manifests::ROLE_FILE)?
-        .and_then(|text| manifests::role_with(text, &c.qualified_group, &c.plural, c.finalizer));
+        .and_then(|text| manifests::role_with(text, &c.qualified_group, &c.plural, &c.role_rules));
     match role {
         Some(role) => plan.computed(manifests::ROLE_FILE, role),
         None => ui::note(&format!(

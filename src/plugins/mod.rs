@@ -7,8 +7,13 @@
 
 use serde::Serialize;
 
+use crate::model::core;
+use crate::model::manifests;
 use crate::model::names;
-use crate::model::project::{ApiInputs, Command, InitInputs, License, Project};
+use crate::model::owned::Owned;
+use crate::model::project::{
+    ApiInputs, Command, InitInputs, License, Project, Resource, resources_of,
+};
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::render::{self, Report};
@@ -17,6 +22,7 @@ use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
 pub mod base;
+pub mod deploy_image;
 pub mod kustomize;
 pub mod v1;
 
@@ -34,7 +40,11 @@ pub trait Plugin {
 pub const BUNDLE: &[&dyn Plugin] = &[&base::Base, &kustomize::Kustomize];
 
 /// Every plugin this kube-scaffold has, by which PROJECT's keys are found.
-const KNOWN: &[&dyn Plugin] = BUNDLE;
+const KNOWN: &[&dyn Plugin] = &[
+    &base::Base,
+    &kustomize::Kustomize,
+    &deploy_image::DeployImage,
+];
 
 /// The keys of `BUNDLE`, as a new PROJECT records them.
 pub fn bundle_keys() -> Vec<String> {
@@ -104,6 +114,28 @@ pub struct ApiContext {
     pub group_const: String,
     pub finalizer_const: String,
     pub field_manager_const: String,
+    /// The kinds the controller owns (`--owns`), and the `use` paths of them and of what their
+    /// builders need, sorted.
+    pub owns: Vec<OwnedContext>,
+    pub child_imports: Vec<String>,
+    /// A child runs pods (the controller has an `IMAGE`).
+    pub workload: bool,
+    /// A child reports readiness, so the kind is not available at once.
+    pub waits: bool,
+    /// The kind's spec has the scaffolded example field `foo` (the type is scaffolded by the
+    /// same command), which children's builders use.
+    pub spec_foo: bool,
+    /// The deploy-image plugin's inputs, and its image and command as string constants.
+    pub deploy_image: Option<DeployImageContext>,
+    pub image_const: String,
+    pub command_const: String,
+    /// For a kind Kubernetes defines (`builtin`): its Rust type and its `apiVersion`.
+    pub builtin: bool,
+    pub builtin_path: String,
+    pub api_version: String,
+    /// The RBAC rules of every controller of the project, this one's included.
+    #[serde(skip)]
+    pub role_rules: Vec<manifests::Rule>,
     /// Which parts `create api` scaffolds.
     #[serde(skip)]
     pub resource: bool,
@@ -112,6 +144,151 @@ pub struct ApiContext {
     /// `--force`: the kind's own files replace existing ones.
     #[serde(skip)]
     pub force: bool,
+}
+
+/// The deploy-image plugin's inputs, as the templates see them.
+#[derive(Serialize)]
+pub struct DeployImageContext {
+    pub image: String,
+    pub command: Option<String>,
+    pub port: Option<u16>,
+    pub run_as_user: Option<i64>,
+}
+
+/// One kind the controller owns, as the controller's template sees it.
+#[derive(Serialize)]
+pub struct OwnedContext {
+    pub kind: String,
+    /// The name the controller calls it: the kind, or `Owned<Kind>` where the kind's name is
+    /// taken in the controller's module.
+    pub name: String,
+    /// The path of its `use` line, with `as <name>` when it is renamed.
+    pub path: String,
+    /// `--owns` as PROJECT records it.
+    pub flag: String,
+    /// The kind in snake case, for test names.
+    pub module: String,
+    /// How the child is built: `deployment`, `config_map`, or `generic` (metadata only).
+    pub builder: &'static str,
+    /// For the ClusterRole: the API group and the resource.
+    #[serde(skip)]
+    pub api_group: String,
+    #[serde(skip)]
+    pub plural: String,
+}
+
+/// Names a controller module defines or imports; an owned kind of one of these names is
+/// imported as `Owned<Kind>`.
+const CONTROLLER_NAMES: &[&str] = &[
+    "Action",
+    "Api",
+    "Applied",
+    "Arc",
+    "BoxFuture",
+    "Child",
+    "Context",
+    "Controller",
+    "Duration",
+    "Error",
+    "Event",
+    "EventType",
+    "FutureExt",
+    "Method",
+    "Object",
+    "ObjectRef",
+    "Owned",
+    "Patch",
+    "PatchParams",
+    "PolicyRule",
+    "Resource",
+    "ResourceExt",
+    "Result",
+    "Spec",
+    "Status",
+    "StreamExt",
+    "Time",
+    "Timestamp",
+    "Value",
+];
+
+/// The types the builders of `builder` children import.
+fn builder_imports(builder: &str, spec_foo: bool, port: bool) -> Vec<&'static str> {
+    match builder {
+        "deployment" => {
+            let mut imports = vec![
+                "k8s_openapi::api::apps::v1::DeploymentSpec",
+                "k8s_openapi::api::core::v1::Capabilities",
+                "k8s_openapi::api::core::v1::Container",
+                "k8s_openapi::api::core::v1::PodSecurityContext",
+                "k8s_openapi::api::core::v1::PodSpec",
+                "k8s_openapi::api::core::v1::PodTemplateSpec",
+                "k8s_openapi::api::core::v1::SeccompProfile",
+                "k8s_openapi::api::core::v1::SecurityContext",
+                "k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector",
+                "k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta",
+            ];
+            if spec_foo {
+                imports.push("k8s_openapi::api::core::v1::EnvVar");
+            }
+            if port {
+                imports.push("k8s_openapi::api::core::v1::ContainerPort");
+            }
+            imports
+        }
+        "config_map" if spec_foo => vec!["std::collections::BTreeMap"],
+        _ => Vec::new(),
+    }
+}
+
+/// Sorts `use` paths as rustfmt does within a group: segment by segment.
+fn sort_imports(imports: &mut Vec<String>) {
+    imports.sort_by(|a, b| a.split("::").cmp(b.split("::")));
+    imports.dedup();
+}
+
+fn owned_contexts(
+    api: &ApiInputs,
+    domain: &str,
+    known: &[Resource],
+    spec_foo: bool,
+) -> anyhow::Result<(Vec<OwnedContext>, Vec<String>)> {
+    let mut owns = Vec::new();
+    let mut imports = Vec::new();
+    for flag in &api.owns {
+        let owned = Owned::parse(flag, domain, known)?;
+        let kind = owned.kind().to_string();
+        let builder = match &owned {
+            Owned::Core(k) if k.group == "apps" && k.kind == "Deployment" => "deployment",
+            Owned::Core(k) if k.group.is_empty() && k.kind == "ConfigMap" => "config_map",
+            _ => "generic",
+        };
+        let (name, path) = if CONTROLLER_NAMES.contains(&kind.as_str()) {
+            let name = format!("Owned{kind}");
+            let path = format!("{} as {name}", owned.rust_path());
+            (name, path)
+        } else {
+            (kind.clone(), owned.rust_path())
+        };
+        imports.push(path.clone());
+        let port = api
+            .deploy_image
+            .as_ref()
+            .is_some_and(|d| d.container_port.is_some());
+        let needs = builder_imports(builder, spec_foo, port);
+        imports.extend(needs.into_iter().map(String::from));
+        owns.push(OwnedContext {
+            module: names::snake(&kind),
+            kind,
+            name,
+            path,
+            flag: owned.record(),
+            builder,
+            api_group: owned.api_group().to_string(),
+            plural: owned.plural().to_string(),
+        });
+    }
+    sort_imports(&mut imports);
+    Ok((owns, imports))
 }
 
 impl InitContext {
@@ -141,12 +318,66 @@ impl InitContext {
 }
 
 impl ApiContext {
-    /// Every name the templates need, derived from validated inputs.
-    pub fn new(init: &InitInputs, api: &ApiInputs, header: String) -> Self {
+    /// Every name the templates need, derived from validated inputs; `known` are the kinds
+    /// the project had before this command (owned kinds are looked up there).
+    pub fn new(
+        init: &InitInputs,
+        api: &ApiInputs,
+        header: String,
+        known: &[Resource],
+    ) -> anyhow::Result<Self> {
         let group_module = names::crate_name(&api.group);
         let kind_lower = api.kind.to_lowercase();
-        let qualified_group = format!("{}.{}", api.group, init.domain);
-        Self {
+        let builtin = match api.builtin {
+            true => core::find(&api.group, &api.version, &api.kind),
+            false => None,
+        };
+        if api.builtin && builtin.is_none() {
+            return Err(crate::error::user_error(
+                format!(
+                    "PROJECT names the built-in kind `{}/{}/{}`, which k8s-openapi does not have",
+                    api.group, api.version, api.kind
+                ),
+                "fix or remove that command in PROJECT",
+            ));
+        }
+        let qualified_group = match builtin {
+            Some(k) => k.group.to_string(),
+            None => format!("{}.{}", api.group, init.domain),
+        };
+        let api_version = match builtin {
+            Some(k) if k.group.is_empty() => k.version.to_string(),
+            _ => format!("{qualified_group}/{}", api.version),
+        };
+        let spec_foo = api.resource && api.deploy_image.is_none();
+        let deploy_image = api.deploy_image.as_ref().map(|d| DeployImageContext {
+            image: d.image.clone(),
+            command: d.container_command.clone(),
+            port: d.container_port,
+            run_as_user: d.run_as_user,
+        });
+        let image_const = match &deploy_image {
+            Some(d) => str_const("const IMAGE: &str", &d.image),
+            None => String::new(),
+        };
+        let command_const = match deploy_image.as_ref().and_then(|d| d.command.as_ref()) {
+            Some(command) => str_const("const COMMAND: &str", command),
+            None => String::new(),
+        };
+        let (owns, child_imports) = owned_contexts(api, &init.domain, known, spec_foo)?;
+        Ok(Self {
+            role_rules: Vec::new(),
+            deploy_image,
+            image_const,
+            command_const,
+            builtin: builtin.is_some(),
+            builtin_path: builtin.map(|k| k.rust_path()).unwrap_or_default(),
+            api_version,
+            workload: owns.iter().any(|o| o.builder == "deployment"),
+            waits: owns.iter().any(|o| o.builder == "deployment"),
+            spec_foo,
+            owns,
+            child_imports,
             group_const: str_const("pub const GROUP: &str", &qualified_group),
             finalizer_const: str_const(
                 "pub const FINALIZER: &str",
@@ -176,7 +407,7 @@ impl ApiContext {
             resource: api.resource,
             controller: api.controller,
             force: api.force,
-        }
+        })
     }
 }
 
@@ -197,16 +428,63 @@ pub fn init(
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
 
+/// The RBAC rules of every controller of the project once `api` is scaffolded after
+/// `earlier`, as their `rbac_rules` declare them: the last scaffold of a kind's controller
+/// counts.
+fn project_rules(
+    init: &InitInputs,
+    earlier: &[Command],
+    api: &ApiInputs,
+) -> anyhow::Result<Vec<manifests::Rule>> {
+    let all: Vec<&ApiInputs> = earlier
+        .iter()
+        .map(|Command::CreateApi(a)| a)
+        .chain([api])
+        .collect();
+    let same = |a: &ApiInputs, b: &ApiInputs| {
+        (&a.group, &a.version, &a.kind) == (&b.group, &b.version, &b.kind)
+    };
+    let mut rules = Vec::new();
+    for (i, a) in all.iter().enumerate() {
+        if !a.controller || all[i + 1..].iter().any(|b| b.controller && same(a, b)) {
+            continue;
+        }
+        let known = resources_of(&earlier[..i.min(earlier.len())]);
+        let (group, controls) = match core::find(&a.group, &a.version, &a.kind) {
+            Some(k) if a.builtin => (k.group.to_string(), manifests::Controls::Builtin),
+            _ => {
+                let finalizer = a.finalizer;
+                let group = format!("{}.{}", a.group, init.domain);
+                (group, manifests::Controls::Kind { finalizer })
+            }
+        };
+        let children = a
+            .owns
+            .iter()
+            .map(|flag| {
+                let owned = Owned::parse(flag, &init.domain, &known)?;
+                Ok((owned.api_group().to_string(), owned.plural().to_string()))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        rules.extend(manifests::controller_rules(
+            &group, &a.plural, controls, &children,
+        ));
+    }
+    Ok(rules)
+}
+
 /// Renders `create api` onto `tree`, which holds the project as it is (formatted as `init`).
 pub fn create_api(
     plugins: &[&dyn Plugin],
     init: &InitInputs,
     api: &ApiInputs,
+    earlier: &[Command],
     templates: &Templates,
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let context = ApiContext::new(init, api, header);
+    let mut context = ApiContext::new(init, api, header, &resources_of(earlier))?;
+    context.role_rules = project_rules(init, earlier, api)?;
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.create_api(&mut plan, &context, tree)?;
@@ -240,10 +518,11 @@ pub fn replay(project: &Project, templates: &Templates) -> anyhow::Result<Tree> 
     let plugins = resolve(project)?;
     let mut tree = Tree::empty();
     init(&plugins, &project.init, templates, &mut tree)?;
-    for command in &project.commands {
+    for (i, command) in project.commands.iter().enumerate() {
         match command {
             Command::CreateApi(api) => {
-                create_api(&plugins, &project.init, api, templates, &mut tree)?;
+                let earlier = &project.commands[..i];
+                create_api(&plugins, &project.init, api, earlier, templates, &mut tree)?;
             }
         }
     }
@@ -281,6 +560,9 @@ mod tests {
                 controller: true,
                 finalizer: *finalizer,
                 force: false,
+                owns: Vec::new(),
+                builtin: false,
+                deploy_image: None,
             }));
         }
         project
@@ -316,6 +598,86 @@ mod tests {
                 ],
             ),
         ];
+        let mut projects = projects.to_vec();
+        // Controllers that own kinds: built-in ones with each builder, a renamed one
+        // (`Event`), and kinds of the project, the longest the validators accept.
+        let owner = |group: &str, kind: &str, owns: &[&str]| {
+            Command::CreateApi(ApiInputs {
+                group: group.into(),
+                version: "v1".into(),
+                kind: kind.into(),
+                plural: format!("{}s", kind.to_lowercase()),
+                namespaced: true,
+                resource: true,
+                controller: true,
+                finalizer: false,
+                force: false,
+                owns: owns.iter().map(|o| o.to_string()).collect(),
+                builtin: false,
+                deploy_image: None,
+            })
+        };
+        let long_owned = format!("{long_group}.example.com/v1beta1/{long_kind}");
+        projects[2].commands.push(owner(
+            long_group,
+            "Site",
+            &[
+                "apps/v1/Deployment",
+                "core/v1/ConfigMap",
+                "core/v1/Event",
+                &long_owned,
+            ],
+        ));
+        projects[2]
+            .commands
+            .push(owner(long_group, &long_kind[..50], &[&long_owned]));
+        projects[0]
+            .commands
+            .push(owner("a", "C", &["core/v1/Secret", "a.a.io/v1/A"]));
+        // deploy-image kinds: every flag, and an image too long for one line.
+        for (kind, image) in [
+            ("Memcached", "memcached:1.6.26-alpine3.19".to_string()),
+            (
+                &long_kind[..30],
+                format!("registry.example.com/{}:v1", "x".repeat(80)),
+            ),
+        ] {
+            let mut api = match owner("cache", kind, &["apps/v1/Deployment"]) {
+                Command::CreateApi(api) => api,
+            };
+            api.deploy_image = Some(crate::model::project::DeployImage {
+                image,
+                container_command: Some("memcached,--memory-limit=64,-o,modern,-v".into()),
+                container_port: Some(11211),
+                run_as_user: Some(1001),
+            });
+            projects[1].commands.push(Command::CreateApi(api));
+        }
+        projects[1].plugins.push(deploy_image::KEY.into());
+        // Controllers for kinds Kubernetes defines: the shortest and the longest names.
+        for (group, kind) in [
+            ("core", "Pod"),
+            (
+                "admissionregistration.k8s.io",
+                "ValidatingAdmissionPolicyBinding",
+            ),
+        ] {
+            let core = core::find(group, "v1", kind).unwrap();
+            projects[2].commands.push(Command::CreateApi(ApiInputs {
+                group: group.into(),
+                version: "v1".into(),
+                kind: kind.into(),
+                plural: core.plural.into(),
+                namespaced: core.namespaced,
+                resource: false,
+                controller: true,
+                finalizer: false,
+                force: false,
+                owns: Vec::new(),
+                builtin: true,
+                deploy_image: None,
+            }));
+        }
         let templates = Templates::load().unwrap();
         for project in &projects {
             let tree = replay(project, &templates).unwrap();

@@ -81,6 +81,19 @@ impl Plan {
         }
     }
 
+    /// Renders `dest`, a file an earlier plugin planned, from `template` instead (a plugin
+    /// that specializes another's file, as kubebuilder's deploy-image does go/v4's). `false`
+    /// when no file `dest` is planned.
+    pub fn replace_template(&mut self, dest: &str, template: &str) -> bool {
+        match self.files.iter_mut().find(|spec| spec.dest == dest) {
+            Some(spec) => {
+                spec.template = template.to_string();
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Replaces `dest` with `content`, computed by the command.
     pub fn computed(&mut self, dest: impl Into<String>, content: String) {
         self.computed.push(Computed {

@@ -390,3 +390,83 @@ fn a_role_edited_by_hand_is_left_for_make_manifests() {
     );
     assert_eq!(fs::read_to_string(&role).unwrap(), edited);
 }
+
+#[test]
+fn a_controller_for_a_kind_kubernetes_defines_has_no_type_crd_or_sample() {
+    let (_tmp, dir) = initialized();
+    let before = tree(&dir);
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--controller",
+        ],
+    )
+    .success();
+    let after = tree(&dir);
+    let added: Vec<&String> = after.keys().filter(|p| !before.contains_key(*p)).collect();
+    let expected = ["src/controller/deployment.rs", "src/controller/mock.rs"];
+    assert_eq!(added, expected, "{added:?}");
+    let controller = fs::read_to_string(dir.join("src/controller/deployment.rs")).unwrap();
+    assert!(
+        controller.contains("pub use k8s_openapi::api::apps::v1::Deployment as Object;"),
+        "{controller}"
+    );
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("group = \"apps\"") && project.contains("builtin = true"),
+        "{project}"
+    );
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    assert!(
+        role.contains("- apps\n  resources:\n  - deployments\n  verbs:\n  - get\n  - list\n  - patch\n  - watch\n"),
+        "{role}"
+    );
+    let manager = fs::read_to_string(dir.join("src/controller/mod.rs")).unwrap();
+    assert!(manager.contains("deployment::start,"), "{manager}");
+
+    // The core group, as kubebuilder spells it.
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "core",
+            "--kind",
+            "Pod",
+            "--controller",
+            "--resource=false",
+        ],
+    )
+    .success();
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    assert!(role.contains("- \"\"\n  resources:\n  - pods\n"), "{role}");
+
+    // A group of the project's that Kubernetes also uses is still the project's with `--resource`.
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--kind",
+            "Shop",
+            "--resource",
+            "--controller",
+        ],
+    )
+    .success();
+    assert!(
+        dir.join("config/crd/bases/apps.mock.com_shops.yaml")
+            .exists()
+    );
+}

@@ -225,6 +225,43 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         )
         .success();
     }
+    // A kind that owns a Deployment, a ConfigMap and a kind of the project (issue 9).
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--kind",
+            "Site",
+            "--resource",
+            "--controller",
+            "--owns",
+            "apps/v1/Deployment",
+            "--owns",
+            "core/v1/ConfigMap",
+            "--owns",
+            "webapp/v1/Guestbook",
+        ],
+    )
+    .success();
+    // A controller for a kind Kubernetes defines (issue 9).
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--controller",
+        ],
+    )
+    .success();
 
     // The code, as generated.
     run(&dir, "cargo", &["build"]);
@@ -236,10 +273,13 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     );
     let tests = run(&dir, "cargo", &["test"]);
     let summary = text(&tests);
-    // Three per kind and two more with a finalizer; the shared modules have 24 between them
-    // (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3).
+    // Four per kind and two more with a finalizer; for `Site`, two of its own (its
+    // Deployment makes it wait, so no "becomes available at once" tests), four for the
+    // Deployment, three for the ConfigMap, two for the Guestbook; two for the controller of
+    // Deployments; the shared modules have 24
+    // between them (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
-    let expected = 3 * kinds.len() + 2 * finalizers + 24;
+    let expected = 4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + 2 + 24;
     assert!(
         summary.contains(&format!("test result: ok. {expected} passed; 0 failed")),
         "expected {expected} passing tests:\n{summary}"
@@ -263,14 +303,18 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "ops.mock.com/v1alpha1/clients/Client",
             "ops.mock.com/v1alpha1/actions/Action",
             "infrastructure-automation.mock.com/v1beta1/mutatingwebhookconfigurations/MutatingWebhookConfiguration",
+            "webapp.mock.com/v1/sites/Site",
+            "apps/v1/deployments/Deployment",
+            "core/v1/configmaps/ConfigMap",
         ]
         .map(String::from),
     );
     let smoke_args: Vec<&str> = smoke_args.iter().map(String::as_str).collect();
     let checks = text(&run(&dir, "python3", &smoke_args));
     assert_eq!(checks.matches("ok: ").count(), 13, "{checks}");
+    // Ten kinds, Site's three owned kinds, and the Deployments' own controller.
     assert!(
-        checks.contains("every controller watches its kind (9 watches)"),
+        checks.contains("every controller watches its kind (14 watches)"),
         "{checks}"
     );
 
@@ -299,6 +343,11 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         role.contains("- guestbooks/status") && role.contains("- results/finalizers"),
         "{role}"
     );
+    let deployments = "- apps\n  resources:\n  - deployments\n  verbs:\n  - create\n  - delete\n";
+    assert!(
+        role.contains(deployments),
+        "Site's rules on its Deployments:\n{role}"
+    );
     let config_crd =
         fs::read_to_string(dir.join("config/crd/bases/webapp.mock.com_configs.yaml")).unwrap();
     assert!(config_crd.contains("scope: Cluster"), "{config_crd}");
@@ -312,7 +361,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         "python3",
         &[checker, "config/crd/bases", samples.to_str().unwrap()],
     ));
-    let counts = format!("{0} CRDs, {0} samples, 0 problems", kinds.len());
+    let counts = format!("{0} CRDs, {0} samples, 0 problems", kinds.len() + 1);
     assert!(checked.contains(&counts), "{checked}");
 
     // The opt-in parts of config/default.

@@ -9,6 +9,7 @@ standby waiting for a lease it cannot take (the stand-in refuses writes) stops b
 after its lease duration, and never reconciles.
 
 Usage: manager_smoke.py MANAGER_BINARY GROUP/VERSION/PLURAL/KIND[/cluster] ...
+(GROUP `core` for the core group; the first kind is the one listed with an object.)
 Prints one line per check, `ok: ...` or `FAIL: ...`; exits 1 if any failed.
 """
 
@@ -66,12 +67,12 @@ class StandIn(BaseHTTPRequestHandler):
             return self.send_json(200, info)
         served = [{"name": p, "singularName": k.lower(), "namespaced": n, "kind": k,
                    "verbs": ["get", "list", "watch", "patch", "update"]}
-                  for g, v, p, k, n in StandIn.resources if path == f"/apis/{g}/{v}"]
+                  for g, v, p, k, n in StandIn.resources if path == base(g, v)]
         if served:
             return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1",
                                         "groupVersion": path.removeprefix("/apis/"), "resources": served})
         for group, version, plural, kind, namespaced in StandIn.resources:
-            if path.startswith(f"/apis/{group}/{version}") and path.endswith(f"/{plural}"):
+            if path.startswith(base(group, version)) and path.endswith(f"/{plural}"):
                 if "watch=true" in query or "watch=1" in query:
                     return self.hold_watch()
                 items = [reconciled(group, version, kind, namespaced)] if (group, version, plural) == StandIn.resources[0][:3] else []
@@ -91,6 +92,11 @@ class StandIn(BaseHTTPRequestHandler):
                 self.wfile.flush()
         except OSError:
             pass
+
+
+def base(group, version):
+    """Where a group-version is served: `core` is the legacy `/api/v1`."""
+    return f"/api/{version}" if group == "core" else f"/apis/{group}/{version}"
 
 
 def reconciled(group, version, kind, namespaced):

@@ -41,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 use crate::health::Health;
 use crate::metrics::{Metrics, Outcome};
 
+pub mod children;
 pub mod conditions;
 
 // +kube-scaffold:scaffold:controller-modules
