@@ -147,14 +147,33 @@ impl Gvk {
         })
     }
 
-    /// `<group>.<domain>`, the API group Kubernetes sees.
+    /// The API group Kubernetes sees: `<group>.<domain>`, or the group itself when it has
+    /// dots.
     pub fn qualified_group(&self, domain: &str) -> String {
-        format!("{}.{domain}", self.group)
+        qualified_group(&self.group, domain)
     }
 }
 
+/// The API group Kubernetes sees for a project's `group`: `webapp` -> `webapp.<domain>`; a
+/// group with dots (`example.com`, `cert-manager.io`) is a full group and stays as it is.
+pub fn qualified_group(group: &str, domain: &str) -> String {
+    if group.contains('.') {
+        group.to_string()
+    } else {
+        format!("{group}.{domain}")
+    }
+}
+
+/// The Rust module of a group: `my-app` -> `my_app`, `example.com` -> `example_com`.
+pub fn group_module(group: &str) -> String {
+    names::crate_name(&group.replace('.', "_"))
+}
+
 fn parse_group(value: &str, domain: &str) -> anyhow::Result<String> {
-    let help = "pass a lowercase group without dots, e.g. `--group webapp`; the domain comes from `init --domain`";
+    if value.contains('.') {
+        return parse_full_group(value);
+    }
+    let help = "pass a lowercase group, e.g. `--group webapp` (the domain comes from `init --domain`), or a full group with dots, e.g. `--group example.com`";
     if let Some(problem) = names::dns1123_label_problem(value) {
         return Err(invalid("group", value, &problem, help));
     }
@@ -177,6 +196,31 @@ fn parse_group(value: &str, domain: &str) -> anyhow::Result<String> {
     let qualified = format!("{value}.{domain}");
     if let Some(problem) = names::dns1123_subdomain_problem(&qualified) {
         return Err(invalid("group", &qualified, &problem, help));
+    }
+    Ok(value.to_string())
+}
+
+/// A group with dots, taken as the full API group (kubebuilder's `--group example.com`).
+fn parse_full_group(value: &str) -> anyhow::Result<String> {
+    let help = "pass a full group such as `--group example.com`, or a group without dots that the domain completes, e.g. `--group webapp`";
+    if let Some(problem) = names::dns1123_subdomain_problem(value) {
+        return Err(invalid("group", value, &problem, help));
+    }
+    if !value.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return Err(invalid(
+            "group",
+            value,
+            "it must start with a lowercase letter (it names a Rust module)",
+            help,
+        ));
+    }
+    if value.ends_with(".k8s.io") || value.ends_with(".kubernetes.io") || value == "k8s.io" {
+        return Err(invalid(
+            "group",
+            value,
+            "groups under k8s.io and kubernetes.io belong to Kubernetes (their CRDs need an API review)",
+            help,
+        ));
     }
     Ok(value.to_string())
 }
@@ -267,6 +311,15 @@ mod tests {
 
     fn error_of(result: anyhow::Result<impl std::fmt::Debug>) -> String {
         format!("{:#}", result.expect_err("should be rejected"))
+    }
+
+    #[test]
+    fn a_group_with_dots_is_a_full_group() {
+        let gvk = Gvk::parse("cert-manager.io", "v1", "Certificate", "mock.com").unwrap();
+        assert_eq!(gvk.qualified_group("mock.com"), "cert-manager.io");
+        assert_eq!(group_module(&gvk.group), "cert_manager_io");
+        let gvk = Gvk::parse("webapp", "v1", "Guestbook", "mock.com").unwrap();
+        assert_eq!(gvk.qualified_group("mock.com"), "webapp.mock.com");
     }
 
     #[test]
@@ -362,8 +415,16 @@ mod tests {
             ("`v1`", error_of(parse_version("v1gamma1"))),
             ("`v1`", error_of(parse_version("valpha1"))),
             (
-                "`.` is not allowed",
-                error_of(parse_group("web.app", "mock.com")),
+                "belong to Kubernetes",
+                error_of(parse_group("foo.k8s.io", "mock.com")),
+            ),
+            (
+                "start with a lowercase letter (it names a Rust module)",
+                error_of(parse_group("1x.example.com", "mock.com")),
+            ),
+            (
+                "invalid group `web..app`",
+                error_of(parse_group("web..app", "mock.com")),
             ),
             ("Rust keyword", error_of(parse_group("type", "mock.com"))),
             (

@@ -41,7 +41,7 @@ impl Owned {
             return Ok(Owned::Core(found));
         }
         let ours = resources.iter().find(|r| {
-            let qualified = format!("{}.{domain}", r.group);
+            let qualified = super::gvk::qualified_group(&r.group, domain);
             (r.group == group || qualified == group)
                 && r.version == version
                 && r.kind == kind
@@ -50,7 +50,7 @@ impl Owned {
         match ours {
             Some(r) => Ok(Owned::Project {
                 group: r.group.clone(),
-                qualified_group: format!("{}.{domain}", r.group),
+                qualified_group: super::gvk::qualified_group(&r.group, domain),
                 version: r.version.clone(),
                 kind: r.kind.clone(),
                 plural: r.plural.clone(),
@@ -132,7 +132,7 @@ impl Owned {
             } => {
                 format!(
                     "crate::api::{}::{version}::{kind}",
-                    super::names::crate_name(group)
+                    super::gvk::group_module(group)
                 )
             }
         }

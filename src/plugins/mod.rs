@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use crate::model::core;
+use crate::model::gvk;
 use crate::model::manifests;
 use crate::model::names;
 use crate::model::owned::Owned;
@@ -326,7 +327,7 @@ impl ApiContext {
         header: String,
         known: &[Resource],
     ) -> anyhow::Result<Self> {
-        let group_module = names::crate_name(&api.group);
+        let group_module = gvk::group_module(&api.group);
         let kind_lower = api.kind.to_lowercase();
         let builtin = match api.builtin {
             true => core::find(&api.group, &api.version, &api.kind),
@@ -343,7 +344,7 @@ impl ApiContext {
         }
         let qualified_group = match builtin {
             Some(k) => k.group.to_string(),
-            None => format!("{}.{}", api.group, init.domain),
+            None => gvk::qualified_group(&api.group, &init.domain),
         };
         let api_version = match builtin {
             Some(k) if k.group.is_empty() => k.version.to_string(),
@@ -454,7 +455,7 @@ fn project_rules(
             Some(k) if a.builtin => (k.group.to_string(), manifests::Controls::Builtin),
             _ => {
                 let finalizer = a.finalizer;
-                let group = format!("{}.{}", a.group, init.domain);
+                let group = gvk::qualified_group(&a.group, &init.domain);
                 (group, manifests::Controls::Kind { finalizer })
             }
         };

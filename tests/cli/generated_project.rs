@@ -246,6 +246,31 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         ],
     )
     .success();
+    // deploy-image, with kubebuilder's flags, in a full group with dots (issue 9).
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "example.com",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine3.19",
+            "--image-container-command",
+            "memcached,--memory-limit=64,-o,modern,-v",
+            "--image-container-port",
+            "11211",
+            "--run-as-user",
+            "1001",
+            "--plugins",
+            "deploy-image/v1-alpha",
+        ],
+    )
+    .success();
     // A controller for a kind Kubernetes defines (issue 9).
     kube_scaffold(
         &dir,
@@ -275,11 +300,12 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let summary = text(&tests);
     // Four per kind and two more with a finalizer; for `Site`, two of its own (its
     // Deployment makes it wait, so no "becomes available at once" tests), four for the
-    // Deployment, three for the ConfigMap, two for the Guestbook; two for the controller of
-    // Deployments; the shared modules have 24
+    // Deployment, three for the ConfigMap, two for the Guestbook; for `Memcached`, two of
+    // its own and four for its Deployment; two for the controller of Deployments; the shared
+    // modules have 24
     // between them (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
-    let expected = 4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + 2 + 24;
+    let expected = 4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 24;
     assert!(
         summary.contains(&format!("test result: ok. {expected} passed; 0 failed")),
         "expected {expected} passing tests:\n{summary}"
@@ -304,6 +330,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "ops.mock.com/v1alpha1/actions/Action",
             "infrastructure-automation.mock.com/v1beta1/mutatingwebhookconfigurations/MutatingWebhookConfiguration",
             "webapp.mock.com/v1/sites/Site",
+            "example.com/v1alpha1/memcacheds/Memcached",
             "apps/v1/deployments/Deployment",
             "core/v1/configmaps/ConfigMap",
         ]
@@ -312,9 +339,9 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let smoke_args: Vec<&str> = smoke_args.iter().map(String::as_str).collect();
     let checks = text(&run(&dir, "python3", &smoke_args));
     assert_eq!(checks.matches("ok: ").count(), 13, "{checks}");
-    // Ten kinds, Site's three owned kinds, and the Deployments' own controller.
+    // Eleven kinds, the four kinds Site and Memcached own, and the Deployments' controller.
     assert!(
-        checks.contains("every controller watches its kind (14 watches)"),
+        checks.contains("every controller watches its kind (16 watches)"),
         "{checks}"
     );
 
@@ -361,7 +388,9 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         "python3",
         &[checker, "config/crd/bases", samples.to_str().unwrap()],
     ));
-    let counts = format!("{0} CRDs, {0} samples, 0 problems", kinds.len() + 1);
+    // The nine kinds above, Site and Memcached: the controller of Deployments has no CRD.
+    let crds = kinds.len() + 2;
+    let counts = format!("{crds} CRDs, {crds} samples, 0 problems");
     assert!(checked.contains(&counts), "{checked}");
 
     // The opt-in parts of config/default.
@@ -439,7 +468,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let applied = calls[0].1.clone();
     assert_eq!(
         applied.matches("kind: CustomResourceDefinition").count(),
-        kinds.len()
+        crds
     );
     let applied_file = dir.join("applied.yaml");
     fs::write(&applied_file, &applied).unwrap();
@@ -450,8 +479,8 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     door.make(&["uninstall"], &[]).success();
     let calls: Vec<String> = door.calls().into_iter().map(|(args, _)| args).collect();
     let deletes: Vec<&String> = calls.iter().filter(|c| c.starts_with("delete")).collect();
-    assert_eq!(deletes.len(), kinds.len() + 1, "{calls:?}");
-    for delete in &deletes[..kinds.len()] {
+    assert_eq!(deletes.len(), crds + 1, "{calls:?}");
+    for delete in &deletes[..crds] {
         assert!(
             delete.ends_with("--all --all-namespaces --ignore-not-found --timeout=60s"),
             "{delete}"
@@ -463,7 +492,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             .any(|d| d.starts_with("delete guestbooks.webapp.mock.com "))
     );
     assert_eq!(
-        deletes[kinds.len()].as_str(),
+        deletes[crds].as_str(),
         "delete --ignore-not-found=false --timeout=60s -f -"
     );
 
@@ -479,7 +508,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     assert!(deployed.contains("image: registry.example.com:5000/guestbook:v0.1.0"));
     assert_eq!(
         deployed.matches("kind: CustomResourceDefinition").count(),
-        kinds.len()
+        crds
     );
     assert_eq!(
         config_files(&dir),
