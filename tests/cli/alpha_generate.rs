@@ -7,7 +7,7 @@ use crate::support::{copy_of, kube_scaffold, stderr_of, tree};
 
 #[test]
 fn every_golden_project_is_reproduced_byte_for_byte() {
-    for case in ["init", "create-api", "two-kinds"] {
+    for case in ["init", "create-api", "two-kinds", "owned-kinds"] {
         let (_tmp, dir) = copy_of(&format!("golden/{case}"));
         let before = tree(&dir);
         kube_scaffold(

@@ -85,3 +85,62 @@ fn golden_two_kinds_one_cluster_scoped_no_license() {
     );
     assert_golden(&dir, "two-kinds");
 }
+
+/// Issue 9: a kind that owns a Deployment, a ConfigMap and another kind; deploy-image in a
+/// full group with dots; a controller of a kind Kubernetes defines.
+#[test]
+fn golden_owned_kinds_deploy_image_and_a_builtin_kind() {
+    let (_tmp, dir) = empty_dir("shop");
+    kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "webapp",
+            "--kind",
+            "Guestbook",
+            "--resource",
+            "--controller",
+        ],
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "webapp",
+            "--kind",
+            "Site",
+            "--resource",
+            "--controller",
+            "--owns",
+            "apps/v1/Deployment",
+            "--owns",
+            "core/v1/ConfigMap",
+            "--owns",
+            "webapp/v1/Guestbook",
+        ],
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "example.com",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine3.19",
+            "--image-container-command",
+            "memcached,--memory-limit=64,-o,modern,-v",
+            "--image-container-port",
+            "11211",
+            "--run-as-user",
+            "1001",
+            "--plugins",
+            "deploy-image/v1-alpha",
+        ],
+    );
+    create_api(&dir, &["--group", "core", "--kind", "Pod", "--controller"]);
+    assert_golden(&dir, "owned-kinds");
+}

@@ -1,0 +1,117 @@
+//! Standard status conditions (`Available`, `Progressing`, `Degraded`), as Kubernetes API
+//! conventions describe them.
+
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+
+/// The resource is fully functional.
+pub const AVAILABLE: &str = "Available";
+/// The resource is being created or changed.
+pub const PROGRESSING: &str = "Progressing";
+/// The resource failed to reach or keep its desired state.
+pub const DEGRADED: &str = "Degraded";
+
+/// A condition's `status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    True,
+    False,
+    /// The controller cannot tell (yet), e.g. while it waits for something it made.
+    Unknown,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::True => "True",
+            Status::False => "False",
+            Status::Unknown => "Unknown",
+        })
+    }
+}
+
+/// Whether `conditions` holds the condition `type_` with status `True`.
+pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
+    conditions
+        .iter()
+        .any(|c| c.type_ == type_ && c.status == Status::True.to_string())
+}
+
+/// Returns `conditions` with the condition of `type_` set to the given values.
+///
+/// `lastTransitionTime` only moves when the status changes, so a resync does not rewrite it.
+pub fn set(
+    conditions: &[Condition],
+    type_: &str,
+    status: Status,
+    reason: &str,
+    message: &str,
+    observed_generation: Option<i64>,
+) -> Vec<Condition> {
+    let status = status.to_string();
+    let previous = conditions.iter().find(|c| c.type_ == type_);
+    let last_transition_time = match previous {
+        Some(c) if c.status == status => c.last_transition_time.clone(),
+        _ => Time(Timestamp::now()),
+    };
+    let condition = Condition {
+        type_: type_.to_string(),
+        status,
+        reason: reason.to_string(),
+        message: message.to_string(),
+        observed_generation,
+        last_transition_time,
+    };
+    let mut out: Vec<Condition> = conditions
+        .iter()
+        .filter(|c| c.type_ != type_)
+        .cloned()
+        .collect();
+    out.push(condition);
+    out.sort_by(|a, b| a.type_.cmp(&b.type_));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_transition_time_while_status_is_unchanged() {
+        let first = set(&[], AVAILABLE, Status::True, "Reconciled", "ready", Some(1));
+        let again = set(
+            &first,
+            AVAILABLE,
+            Status::True,
+            "Reconciled",
+            "still ready",
+            Some(2),
+        );
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].last_transition_time, first[0].last_transition_time);
+        assert_eq!(again[0].message, "still ready");
+        assert_eq!(again[0].observed_generation, Some(2));
+    }
+
+    #[test]
+    fn replaces_only_the_condition_of_the_same_type() {
+        let both = set(
+            &set(&[], AVAILABLE, Status::True, "A", "", None),
+            DEGRADED,
+            Status::Unknown,
+            "D",
+            "",
+            None,
+        );
+        let flipped = set(&both, AVAILABLE, Status::False, "Failed", "", None);
+        let types: Vec<_> = flipped
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status.as_str()))
+            .collect();
+        assert_eq!(types, [(AVAILABLE, "False"), (DEGRADED, "Unknown")]);
+        assert!(!is_true(&flipped, AVAILABLE));
+        assert!(is_true(&both, AVAILABLE));
+    }
+}

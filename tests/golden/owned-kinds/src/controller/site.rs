@@ -1,0 +1,555 @@
+//! The controller of `Site` (webapp.mock.com/v1).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::events::{Event, EventType};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Resource, ResourceExt};
+use tracing::{info, instrument, warn};
+
+use super::children::{self, Applied, Child, Owned};
+use super::{Context, Error, Result, conditions, rule};
+use crate::api::webapp::v1 as webappv1;
+
+// The kinds a `Site` owns, and what builds them.
+use crate::api::webapp::v1::Guestbook;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::DeploymentSpec;
+use k8s_openapi::api::core::v1::Capabilities;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::Container;
+use k8s_openapi::api::core::v1::EnvVar;
+use k8s_openapi::api::core::v1::PodSecurityContext;
+use k8s_openapi::api::core::v1::PodSpec;
+use k8s_openapi::api::core::v1::PodTemplateSpec;
+use k8s_openapi::api::core::v1::SeccompProfile;
+use k8s_openapi::api::core::v1::SecurityContext;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+
+/// The kind this controller reconciles.
+pub type Object = webappv1::Site;
+/// Its status.
+pub type Status = webappv1::SiteStatus;
+/// The field manager of the status this controller writes with server-side apply.
+pub const FIELD_MANAGER: &str = "site-controller";
+/// This controller's name in metrics and logs.
+pub const CONTROLLER: &str = "site";
+/// The kinds a `Site` owns, each built by its `Child` impl below: the controller watches
+/// them, applies them and reports them in the status (`super::children`).
+const OWNED: &[Owned<Object>] = &[
+    Owned::of::<Deployment>(),
+    Owned::of::<ConfigMap>(),
+    Owned::of::<Guestbook>(),
+    // More: a `Child` impl for the kind below, and `Owned::of::<Kind>()` here.
+];
+/// The image of the pods a `Site`'s workloads run.
+// TODO(user): your image; `pause` runs and does nothing.
+const IMAGE: &str = "registry.k8s.io/pause:3.10";
+/// How long to wait before reconciling a healthy object again.
+const RESYNC: Duration = Duration::from_secs(300);
+/// How many objects are reconciled at once (controller-runtime's default); one object is
+/// never reconciled twice at the same time.
+const MAX_CONCURRENT_RECONCILES: u16 = 1;
+
+/// Runs this controller until shutdown: what the manager starts (`super::CONTROLLERS`).
+pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
+    run(ctx).boxed()
+}
+
+/// Watches `Site` objects and reconciles each one until shutdown.
+pub async fn run(ctx: Arc<Context>) {
+    let objects = Api::<Object>::all(ctx.client.clone());
+    let config = controller::Config::default().concurrency(MAX_CONCURRENT_RECONCILES);
+    let mut controller = Controller::new(objects, watcher::Config::default().any_semantic())
+        .with_config(config)
+        .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned());
+    for owned in OWNED {
+        controller = (owned.watch)(controller, &ctx);
+    }
+    super::report_synced(CONTROLLER, controller.store(), ctx.health.clone());
+    ctx.metrics
+        .start_controller(CONTROLLER, MAX_CONCURRENT_RECONCILES);
+    controller
+        .run(
+            |obj, ctx| super::observe(CONTROLLER, obj, ctx, reconcile),
+            error_policy,
+            ctx,
+        )
+        .for_each(|result| async move {
+            match result {
+                Ok((obj, _)) => info!(object = %obj, "reconciled"),
+                // `error_policy` has logged it, with its kind.
+                Err(controller::Error::ReconcilerFailed(..)) => {}
+                Err(err) => warn!(error = %err, "controller error"),
+            }
+        })
+        .await;
+    info!(controller = CONTROLLER, "controller stopped");
+}
+
+/// Brings the cluster to the state a `Site` asks for.
+#[instrument(skip_all, fields(name = %obj.name_any(), namespace = obj.namespace()))]
+pub async fn reconcile(obj: Arc<Object>, ctx: Arc<Context>) -> Result<Action> {
+    let namespace = obj.namespace().ok_or_else(|| {
+        Error::InvalidObject(format!(
+            "a namespaced {} has no namespace",
+            Object::kind(&())
+        ))
+    })?;
+    let objects = Api::<Object>::namespaced(ctx.client.clone(), &namespace);
+    // Objects with an owner reference to this one are deleted with it by Kubernetes' garbage
+    // collector. To clean up anything else before an object goes, scaffold the controller
+    // with `--finalizer` (see the README's "Nothing hangs on uninstall").
+    apply(&obj, &objects, &ctx).await
+}
+
+/// The object exists and is not being deleted: make the world match its spec.
+async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Action> {
+    // TODO(user): your logic here. Read `obj.spec`, create or update what it asks for, and
+    // report what you observed through the conditions below. The children in `OWNED` are
+    // applied here.
+    let mut foreign = Vec::new();
+    let mut waiting = Vec::new();
+    for owned in OWNED {
+        match (owned.apply)(obj, ctx, FIELD_MANAGER).await? {
+            Applied::Ready => {}
+            Applied::NotReady(why) => waiting.push(why),
+            Applied::Foreign(why) => foreign.push(why),
+        }
+    }
+    let (available, reason, message) = if !foreign.is_empty() {
+        let message = foreign.join("; ");
+        (conditions::Status::False, "ResourceExists", message)
+    } else if !waiting.is_empty() {
+        let message = waiting.join("; ");
+        (conditions::Status::False, "Progressing", message)
+    } else {
+        let message = format!("The {} is reconciled", Object::kind(&()));
+        (conditions::Status::True, "Reconciled", message)
+    };
+
+    let generation = obj.meta().generation;
+    let current = obj.status.clone().unwrap_or_default();
+    let was_available = conditions::is_true(&current.conditions, conditions::AVAILABLE);
+    let progressing = match waiting.is_empty() {
+        true => (conditions::Status::False, "Ready", "Every child is ready"),
+        false => (conditions::Status::True, "Progressing", message.as_str()),
+    };
+    let degraded = match foreign.is_empty() {
+        true => (conditions::Status::False, "Ready", "No conflicts"),
+        false => (conditions::Status::True, "ResourceExists", message.as_str()),
+    };
+    let mut observed = current.conditions.clone();
+    for (type_, (status, reason, message)) in [
+        (conditions::PROGRESSING, progressing),
+        (conditions::DEGRADED, degraded),
+        (conditions::AVAILABLE, (available, reason, message.as_str())),
+    ] {
+        observed = conditions::set(&observed, type_, status, reason, message, generation);
+    }
+    let status = Status {
+        observed_generation: generation,
+        conditions: observed,
+    };
+    if obj.status.as_ref() != Some(&status) {
+        let patch = serde_json::json!({
+            "apiVersion": Object::api_version(&()),
+            "kind": Object::kind(&()),
+            "status": status,
+        });
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        objects
+            .patch_status(&obj.name_any(), &params, &Patch::Apply(patch))
+            .await?;
+    }
+    let event = if available == conditions::Status::True && !was_available {
+        let note = format!("{} {} is available", Object::kind(&()), obj.name_any());
+        Some((EventType::Normal, "Available", note))
+    } else if reason == "ResourceExists" && obj.status.as_ref() != Some(&status) {
+        Some((EventType::Warning, reason, message))
+    } else {
+        None
+    };
+    if let Some((type_, reason, note)) = event {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        ctx.recorder.publish(&event, &obj.object_ref(&())).await?;
+    }
+    Ok(Action::requeue(RESYNC))
+}
+
+/// The `Deployment` a `Site` owns (`--owns apps/v1/Deployment`).
+impl Child<Object> for Deployment {
+    fn build(owner: &Object) -> Self {
+        let labels = children::labels(owner);
+        // TODO(user): the pods your operator runs for a `Site`.
+        let container = Container {
+            name: CONTROLLER.into(),
+            image: Some(IMAGE.into()),
+            env: owner.spec.foo.clone().map(|value| {
+                vec![EnvVar {
+                    name: "FOO".into(),
+                    value: Some(value),
+                    ..EnvVar::default()
+                }]
+            }),
+            security_context: Some(SecurityContext {
+                allow_privilege_escalation: Some(false),
+                capabilities: Some(Capabilities {
+                    drop: Some(vec!["ALL".into()]),
+                    ..Capabilities::default()
+                }),
+                read_only_root_filesystem: Some(true),
+                ..SecurityContext::default()
+            }),
+            ..Container::default()
+        };
+        let pods = PodSpec {
+            containers: vec![container],
+            security_context: Some(PodSecurityContext {
+                run_as_non_root: Some(true),
+                seccomp_profile: Some(SeccompProfile {
+                    type_: "RuntimeDefault".into(),
+                    ..SeccompProfile::default()
+                }),
+                ..PodSecurityContext::default()
+            }),
+            ..PodSpec::default()
+        };
+        Self {
+            metadata: children::meta(owner),
+            spec: Some(DeploymentSpec {
+                replicas: Some(1),
+                selector: LabelSelector {
+                    match_labels: Some(labels.clone()),
+                    ..LabelSelector::default()
+                },
+                template: PodTemplateSpec {
+                    metadata: Some(ObjectMeta {
+                        labels: Some(labels),
+                        ..ObjectMeta::default()
+                    }),
+                    spec: Some(pods),
+                },
+                ..DeploymentSpec::default()
+            }),
+            ..Self::default()
+        }
+    }
+
+    fn not_ready(&self) -> Option<String> {
+        let wanted = self.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1);
+        let status = self.status.as_ref();
+        let available = status.and_then(|s| s.available_replicas).unwrap_or(0);
+        let why = format!("{available} of {wanted} replicas are available");
+        (available < wanted).then_some(why)
+    }
+}
+
+/// The `ConfigMap` a `Site` owns (`--owns core/v1/ConfigMap`).
+impl Child<Object> for ConfigMap {
+    fn build(owner: &Object) -> Self {
+        // TODO(user): the data a `Site` publishes.
+        Self {
+            metadata: children::meta(owner),
+            data: owner
+                .spec
+                .foo
+                .clone()
+                .map(|value| BTreeMap::from([("foo".to_string(), value)])),
+            ..Self::default()
+        }
+    }
+
+    fn not_ready(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The `Guestbook` a `Site` owns (`--owns webapp.mock.com/v1/Guestbook`).
+impl Child<Object> for Guestbook {
+    fn build(owner: &Object) -> Self {
+        // TODO(user): fill in what the API server requires of a `Guestbook`, from
+        // `owner.spec`.
+        Self {
+            metadata: children::meta(owner),
+            ..Self::default()
+        }
+    }
+
+    fn not_ready(&self) -> Option<String> {
+        // TODO(user): read the child's status; `None` means it is ready.
+        None
+    }
+}
+
+/// Decides when to retry after `reconcile` failed: 5 s, then doubling up to 5 minutes.
+pub fn error_policy(obj: Arc<Object>, err: &Error, ctx: Arc<Context>) -> Action {
+    let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
+    let name = obj.name_any();
+    warn!(error = %err, kind = err.kind(), %name, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// The permissions this controller needs; `make manifests` writes them to `config/rbac/role.yaml`.
+pub fn rbac_rules() -> Vec<PolicyRule> {
+    let group = Object::group(&());
+    let resource = Object::plural(&());
+    let status = format!("{resource}/status");
+    vec![
+        rule(&group, &resource, &["get", "list", "watch"]),
+        rule(&group, &status, &["get", "patch", "update"]),
+    ]
+    .into_iter()
+    .chain(OWNED.iter().flat_map(|owned| (owned.rules)()))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use http::Method;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::api::webapp::v1::SiteSpec as Spec;
+    use crate::controller::mock::{self, ApiServer};
+    use crate::controller::observe;
+
+    /// The test object's UID, which its children's owner references name.
+    const UID: &str = "9c8f3a52-0000-4000-8000-000000000001";
+
+    /// Where the test object lives on the API server.
+    fn path() -> String {
+        format!("{}/test", Object::url_path(&(), Some("default")))
+    }
+
+    fn object() -> Object {
+        let mut obj = Object::new("test", Spec::default());
+        obj.meta_mut().namespace = Some("default".into());
+        obj.meta_mut().uid = Some(UID.into());
+        obj.meta_mut().generation = Some(1);
+        obj
+    }
+
+    /// An object as `apply` sees it.
+    fn ready() -> Object {
+        object()
+    }
+
+    /// A fake API server holding `obj`, and a context that talks to it.
+    fn serving(obj: &Object) -> (Arc<Context>, ApiServer) {
+        let (ctx, server) = mock::context();
+        server.insert(&path(), obj);
+        (ctx, server)
+    }
+
+    /// Reconciles `obj` once, against `ctx`'s API server; the reconcile must succeed.
+    async fn reconciled(obj: Object, ctx: &Arc<Context>) -> Action {
+        let result = reconcile(Arc::new(obj), ctx.clone()).await;
+        result.expect("reconcile succeeded")
+    }
+
+    /// The `Available` condition of the object as the server holds it.
+    fn available(server: &ApiServer) -> Value {
+        let stored = server.get(&path()).expect("the object");
+        let conditions = stored["status"]["conditions"].as_array().cloned();
+        let conditions = conditions.expect("status conditions");
+        let available = conditions.into_iter().find(|c| c["type"] == "Available");
+        available.expect("an Available condition")
+    }
+
+    /// The Events the controller published.
+    fn events(server: &ApiServer) -> Vec<Value> {
+        let writes = server.writes().into_iter();
+        let posts = writes.filter(|s| s.path.ends_with("/events"));
+        posts.map(|s| s.body).collect()
+    }
+
+    #[tokio::test]
+    async fn an_object_gets_its_status_applied() {
+        let (ctx, server) = serving(&ready());
+        let metrics = ctx.metrics.clone();
+        let action = observe(CONTROLLER, Arc::new(ready()), ctx, reconcile).await;
+        let action = action.expect("reconcile succeeded");
+        assert_eq!(action, Action::requeue(RESYNC));
+
+        let status_path = format!("{}/status", path());
+        let writes = server.writes().into_iter();
+        let mut patches = writes.filter(|s| s.path == status_path);
+        let patch = patches.next().expect("a status patch");
+        assert!(patches.next().is_none(), "one status patch");
+        let manager = format!("fieldManager={FIELD_MANAGER}");
+        assert!(patch.query.contains(&manager), "{}", patch.query);
+        assert_eq!(patch.body["kind"], Object::kind(&()).as_ref());
+        let stored = server.get(&path()).expect("the object");
+        assert_eq!(stored["status"]["observedGeneration"], 1);
+        assert_eq!(available(&server)["observedGeneration"], 1);
+        let counted = format!("{{controller=\"{CONTROLLER}\",result=\"requeue_after\"}} 1");
+        assert!(metrics.encode().contains(&counted), "{}", metrics.encode());
+    }
+
+    #[tokio::test]
+    async fn failures_are_retried_later_and_later() {
+        let (ctx, _server) = mock::context();
+        let obj = Arc::new(object());
+        let err = Error::InvalidObject("broken".into());
+        let delays: Vec<Action> = (0..3)
+            .map(|_| error_policy(obj.clone(), &err, ctx.clone()))
+            .collect();
+        let expected = [5, 10, 20].map(|s| Action::requeue(Duration::from_secs(s)));
+        assert_eq!(delays, expected);
+    }
+
+    /// Where the child `K` of the test object lives.
+    fn child_path<K: Child<Object>>() -> String {
+        format!("{}/test", K::url_path(&(), Some("default")))
+    }
+
+    /// Checks that the child `K` is applied, under a controller owner reference to the test
+    /// object, with server-side apply as this controller's field manager.
+    async fn referenced<K: Child<Object>>() {
+        let (ctx, server) = serving(&ready());
+        reconciled(ready(), &ctx).await;
+
+        let child = server.get(&child_path::<K>());
+        let child = child.expect("the child was applied");
+        let owner = &child["metadata"]["ownerReferences"][0];
+        assert_eq!(owner["uid"], UID);
+        assert_eq!(owner["kind"], Object::kind(&()).as_ref());
+        assert_eq!(owner["controller"], true);
+        let writes = server.writes().into_iter();
+        let mut applies = writes.filter(|s| s.path == child_path::<K>());
+        let apply = applies.next().expect("an apply of the child");
+        assert_eq!(apply.method, Method::PATCH);
+        let manager = format!("fieldManager={FIELD_MANAGER}");
+        assert!(apply.query.contains(&manager), "{}", apply.query);
+        assert!(apply.query.contains("force=true"), "{}", apply.query);
+    }
+
+    /// Checks that an object of the child's name that another owner controls is left alone,
+    /// and that the status and a Warning event say so.
+    async fn foreign_kept<K: Child<Object>>() {
+        let mut other = object();
+        other.meta_mut().uid = Some("another-owner".into());
+        let (ctx, server) = serving(&ready());
+        server.insert(&child_path::<K>(), &K::build(&other));
+        let before = server.get(&child_path::<K>());
+        reconciled(ready(), &ctx).await;
+
+        assert_eq!(server.get(&child_path::<K>()), before, "the child changed");
+        let writes = server.writes();
+        let applied = writes.iter().any(|s| s.path == child_path::<K>());
+        assert!(!applied, "the child was written: {writes:?}");
+        assert_eq!(available(&server)["status"], "False");
+        assert_eq!(available(&server)["reason"], "ResourceExists");
+        let events = events(&server);
+        let warned = events.iter().any(|e| e["reason"] == "ResourceExists");
+        assert!(warned, "no Warning event: {events:?}");
+    }
+
+    /// Checks that the child `K` follows a change of the test object's spec.
+    async fn spec_applied<K: Child<Object>>() {
+        let (ctx, server) = serving(&ready());
+        reconciled(ready(), &ctx).await;
+        let before = server.get(&child_path::<K>()).expect("the child");
+        let mut changed = ready();
+        changed.spec.foo = Some("changed".into());
+        changed.meta_mut().generation = Some(2);
+        reconciled(changed, &ctx).await;
+
+        let after = server.get(&child_path::<K>()).expect("the child");
+        assert_ne!(after, before);
+        assert!(after.to_string().contains("\"changed\""), "{after}");
+    }
+
+    /// The `Deployment` a `Site` owns.
+    mod deployment {
+        use super::*;
+
+        #[tokio::test]
+        async fn is_applied_with_a_controller_reference() {
+            referenced::<Deployment>().await;
+        }
+
+        #[tokio::test]
+        async fn of_another_owner_is_left_alone() {
+            foreign_kept::<Deployment>().await;
+        }
+
+        #[tokio::test]
+        async fn follows_the_spec() {
+            spec_applied::<Deployment>().await;
+        }
+
+        #[tokio::test]
+        async fn its_available_replicas_make_the_owner_available() {
+            let (ctx, server) = serving(&ready());
+            reconciled(ready(), &ctx).await;
+            assert_eq!(available(&server)["status"], "False");
+            let message = available(&server)["message"].to_string();
+            let expected = "0 of 1 replicas are available";
+            assert!(message.contains(expected), "{message}");
+
+            let at = child_path::<Deployment>();
+            let mut child = server.get(&at).expect("the child");
+            child["status"] = json!({"replicas": 1, "availableReplicas": 1});
+            server.insert(&at, &child);
+            let stored = server.get(&path()).expect("the object");
+            let obj: Object = serde_json::from_value(stored).expect("an object");
+            reconciled(obj, &ctx).await;
+            assert_eq!(available(&server)["status"], "True");
+            let events = events(&server);
+            let became = events.iter().any(|e| e["reason"] == "Available");
+            assert!(became, "no Available event: {events:?}");
+        }
+    }
+
+    /// The `ConfigMap` a `Site` owns.
+    mod config_map {
+        use super::*;
+
+        #[tokio::test]
+        async fn is_applied_with_a_controller_reference() {
+            referenced::<ConfigMap>().await;
+        }
+
+        #[tokio::test]
+        async fn of_another_owner_is_left_alone() {
+            foreign_kept::<ConfigMap>().await;
+        }
+
+        #[tokio::test]
+        async fn follows_the_spec() {
+            spec_applied::<ConfigMap>().await;
+        }
+    }
+
+    /// The `Guestbook` a `Site` owns.
+    mod guestbook {
+        use super::*;
+
+        #[tokio::test]
+        async fn is_applied_with_a_controller_reference() {
+            referenced::<Guestbook>().await;
+        }
+
+        #[tokio::test]
+        async fn of_another_owner_is_left_alone() {
+            foreign_kept::<Guestbook>().await;
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! End-to-end test against a real cluster where the manager runs: `make test-e2e` creates a
+//! kind cluster, builds and loads the image, deploys it, and runs this test in the kubeconfig
+//! context `E2E_KUBE_CONTEXT` (your current context is left alone). It applies every sample in
+//! `config/samples`, waits until each is `Available`, deletes it, and waits until it is gone.
+//! `make test-e2e` then undeploys and uninstalls, each within a bound. `cargo test` skips it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
+};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+use shop::api;
+
+const NAMESPACE: &str = "default";
+const TIMEOUT: Duration = Duration::from_secs(120);
+const POLL: Duration = Duration::from_secs(2);
+
+#[tokio::test]
+#[ignore = "needs a cluster where the manager runs: `make test-e2e`"]
+async fn every_sample_becomes_available_and_is_cleaned_up() -> anyhow::Result<()> {
+    let client = client().await?;
+    let mut samples = 0;
+    for entry in std::fs::read_dir("config/samples")? {
+        let path = entry?.path();
+        let is_sample = path.extension().is_some_and(|e| e == "yaml")
+            && path.file_name().is_some_and(|n| n != "kustomization.yaml");
+        if is_sample {
+            check_sample(&client, &path).await?;
+            samples += 1;
+        }
+    }
+    anyhow::ensure!(samples > 0, "no sample in config/samples");
+    Ok(())
+}
+
+async fn check_sample(client: &Client, path: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(path)?;
+    let sample: DynamicObject = serde_saphyr::from_str(&text)
+        .with_context(|| format!("{} is not a Kubernetes object", path.display()))?;
+    let types = sample
+        .types
+        .clone()
+        .context("a sample without apiVersion and kind")?;
+    let (group, version) = types
+        .api_version
+        .split_once('/')
+        .context("a sample of a core type")?;
+    let crds = api::crds();
+    let crd = crds
+        .iter()
+        .find(|c| c.spec.group == group && c.spec.names.kind == types.kind)
+        .with_context(|| format!("no CRD of this project serves {}", types.kind))?;
+    let gvk = GroupVersionKind::gvk(group, version, &types.kind);
+    let resource = ApiResource::from_gvk_with_plural(&gvk, &crd.spec.names.plural);
+    let objects: Api<DynamicObject> = if crd.spec.scope == "Namespaced" {
+        Api::namespaced_with(client.clone(), NAMESPACE, &resource)
+    } else {
+        Api::all_with(client.clone(), &resource)
+    };
+    let name = sample
+        .metadata
+        .name
+        .clone()
+        .context("a sample without a name")?;
+    let what = format!("{} {name}", types.kind);
+
+    objects
+        .patch(
+            &name,
+            &PatchParams::apply("e2e").force(),
+            &Patch::Apply(&sample),
+        )
+        .await
+        .with_context(|| format!("cannot apply {what}"))?;
+    wait(&what, "to become Available", || async {
+        let obj = objects.get(&name).await?;
+        let conditions = obj.data["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        Ok(conditions
+            .iter()
+            .any(|c| c["type"] == "Available" && c["status"] == "True"))
+    })
+    .await?;
+
+    objects.delete(&name, &DeleteParams::default()).await?;
+    wait(&what, "to be deleted", || async {
+        Ok(objects.get_opt(&name).await?.is_none())
+    })
+    .await
+}
+
+/// A client for the context `E2E_KUBE_CONTEXT` of the kubeconfig, or its current context.
+async fn client() -> anyhow::Result<Client> {
+    let options = KubeConfigOptions {
+        context: std::env::var("E2E_KUBE_CONTEXT").ok(),
+        ..KubeConfigOptions::default()
+    };
+    let kubeconfig = Kubeconfig::read().context("cannot read the kubeconfig")?;
+    let config = Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .with_context(|| format!("no context {:?} in the kubeconfig", options.context))?;
+    Ok(Client::try_from(config)?)
+}
+
+/// Polls `done` until it says yes, or fails after `TIMEOUT`.
+async fn wait<F, Fut>(what: &str, until: &str, mut done: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<bool>>,
+{
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    while !done().await? {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "waited {TIMEOUT:?} for {what} {until}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+    Ok(())
+}
