@@ -150,6 +150,13 @@ pub struct CreateApiArgs {
     /// builds, applies and watches one of each per object, and reports them in its status.
     #[arg(long, value_name = "GROUP/VERSION/KIND")]
     pub owns: Vec<String>,
+    /// Another project's CRD (a YAML file): a controller for its kind, with Rust types
+    /// generated from its schema (kopium); no CRD of this project's. Needs `--resource=false`.
+    #[arg(long, value_name = "FILE")]
+    pub external_api_crd: Option<std::path::PathBuf>,
+    /// kubebuilder's Go import path of an external API; a Rust project takes the CRD instead.
+    #[arg(long, hide = true)]
+    pub external_api_path: Option<String>,
     /// Plugins for this API, comma-separated: `deploy-image/v1-alpha` scaffolds a kind that
     /// runs `--image` in a Deployment it owns.
     #[arg(long, value_delimiter = ',')]

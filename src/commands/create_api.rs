@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::cli::CreateApiArgs;
 use crate::error::user_error;
 use crate::model::core::{self, CoreKind};
+use crate::model::external::{self, External};
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
 use crate::model::owned::{self, Owned};
@@ -22,9 +23,26 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     project.check_compatible()?;
     plugins::resolve(&project)?;
     let domain = project.init.domain.clone();
-    let builtin = builtin_kind(&args)?;
-    let (gvk, plural, namespaced) = match builtin {
-        Some(k) => {
+    if args.external_api_path.is_some() {
+        return Err(user_error(
+            "`--external-api-path` is a Go import path; a Rust project takes the CRD itself",
+            "pass `--external-api-crd path/to/crd.yaml` (e.g. from `kubectl get crd <name> -o yaml`)",
+        ));
+    }
+    let external = match &args.external_api_crd {
+        Some(file) => Some(external_kind(&args, file, &domain)?),
+        None => None,
+    };
+    let builtin = match external {
+        Some(_) => None,
+        None => builtin_kind(&args)?,
+    };
+    let (gvk, plural, namespaced) = match (&external, builtin) {
+        (Some((about, _)), _) => {
+            let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
+            (gvk, about.plural.clone(), about.namespaced)
+        }
+        (None, Some(k)) => {
             let gvk = Gvk {
                 group: core::spelled_group(k.group).to_string(),
                 version: k.version.to_string(),
@@ -32,7 +50,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
             };
             (gvk, k.plural.to_string(), k.namespaced)
         }
-        None => {
+        (None, None) => {
             let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
             let plural = resource_plural(&gvk, args.plural.as_deref(), &domain)?;
             (gvk, plural, args.namespaced)
@@ -42,16 +60,16 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut tree = Tree::over(root);
     base::read_header(&mut tree)?;
 
-    let resource = match builtin {
-        Some(_) => false,
-        None => prompt::confirm(args.resource, "Create Resource", "--resource")?,
+    let resource = match builtin.is_some() || external.is_some() {
+        true => false,
+        false => prompt::confirm(args.resource, "Create Resource", "--resource")?,
     };
     let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
     let existing = project.resource(&gvk.group, &gvk.version, &gvk.kind);
     let request = Request {
         resource,
         controller,
-        builtin: builtin.is_some(),
+        builtin: builtin.is_some() || external.is_some(),
         force: args.force,
     };
     check_request(&gvk, existing.as_ref(), &request)?;
@@ -83,6 +101,10 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         force: args.force,
         owns,
         builtin: builtin.is_some(),
+        external_crd: external
+            .as_ref()
+            .map(|(about, _)| external::copy_path(&about.group, &about.plural)),
+        external_crd_text: external.map(|(_, text)| text),
         deploy_image,
     };
 
@@ -312,6 +334,53 @@ fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `--external-api-crd FILE`: the CRD, checked against `--group`, `--version` and `--kind`,
+/// and its text.
+fn external_kind(
+    args: &CreateApiArgs,
+    file: &Path,
+    domain: &str,
+) -> anyhow::Result<(External, String)> {
+    let name = file.display().to_string();
+    let refused = [
+        (args.resource == Some(true), "--resource"),
+        (args.finalizer, "--finalizer"),
+        (!args.owns.is_empty(), "--owns"),
+        (args.plural.is_some(), "--plural"),
+        (!args.plugins.is_empty(), "--plugins"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        return Err(user_error(
+            format!(
+                "`{flag}` does not apply with `--external-api-crd`: the kind is another project's"
+            ),
+            format!("drop `{flag}`"),
+        ));
+    }
+    let text = std::fs::read_to_string(file).map_err(|err| {
+        user_error(
+            format!("cannot read `--external-api-crd {name}`: {err}"),
+            "pass the path of the CRD's YAML file, e.g. from `kubectl get crd <name> -o yaml`",
+        )
+    })?;
+    let about = external::describe(&external::parse(&text, &name)?);
+    let group = gvk::qualified_group(&args.group, domain);
+    let wanted = format!("{}/{} {}", args.group, args.version, args.kind);
+    let found = format!("{}/{} {}", about.group, about.served.join(","), about.kind);
+    if about.group != group || about.kind != args.kind || !about.served.contains(&args.version) {
+        return Err(user_error(
+            format!("`{name}` defines `{found}` (served versions), not `{wanted}`"),
+            format!(
+                "pass the CRD's own group, a served version and kind: `--group {} --version {} --kind {}`",
+                about.group,
+                about.served.first().map(String::as_str).unwrap_or("v1"),
+                about.kind
+            ),
+        ));
+    }
+    Ok((about, text))
+}
+
 /// What `create api` is asked to scaffold.
 struct Request {
     resource: bool,
@@ -450,6 +519,8 @@ mod tests {
                 owns: Vec::new(),
                 builtin: false,
                 deploy_image: None,
+                external_crd: None,
+                external_crd_text: None,
             };
             let c = ApiContext::new(&init, &inputs, String::new(), &[]).unwrap();
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {

@@ -191,6 +191,8 @@ mod tests {
             owns: Vec::new(),
             builtin: false,
             deploy_image: None,
+            external_crd: None,
+            external_crd_text: None,
         }
     }
 

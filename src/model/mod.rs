@@ -3,6 +3,7 @@
 
 pub mod core;
 mod core_types;
+pub mod external;
 pub mod gvk;
 pub mod manifests;
 pub mod names;

@@ -109,6 +109,13 @@ pub struct ApiInputs {
     /// a controller without a type or CRD of the project's.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub builtin: bool,
+    /// Another project's CRD (`--external-api-crd`), copied into the project at this path:
+    /// the controller's kind, with Rust types generated from its schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_crd: Option<String>,
+    /// That CRD's text, read from the project by `Project::load`.
+    #[serde(skip)]
+    pub external_crd_text: Option<String>,
     /// The deploy-image plugin's inputs (`--plugins deploy-image/v1-alpha`): the kind runs
     /// this image in a Deployment it owns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -181,7 +188,29 @@ impl Project {
             }
         };
         let boilerplate = std::fs::read_to_string(root.join(BOILERPLATE)).ok();
-        Self::parse(&text, boilerplate.as_deref())
+        let mut project = Self::parse(&text, boilerplate.as_deref())?;
+        project.read_inputs(root)?;
+        Ok(project)
+    }
+
+    /// Reads the files commands took as input and the project keeps (external CRDs).
+    fn read_inputs(&mut self, root: &Path) -> anyhow::Result<()> {
+        for Command::CreateApi(api) in &mut self.commands {
+            let Some(path) = &api.external_crd else {
+                continue;
+            };
+            let text = std::fs::read_to_string(root.join(path)).map_err(|err| {
+                user_error(
+                    format!(
+                        "cannot read {path}, the CRD `create api` for {} took: {err}",
+                        api.kind
+                    ),
+                    format!("restore {path} from version control"),
+                )
+            })?;
+            api.external_crd_text = Some(text);
+        }
+        Ok(())
     }
 
     /// Parses PROJECT's text; `boilerplate` is the license header, which a version-1 file's
@@ -390,6 +419,8 @@ mod v1 {
                         owns: Vec::new(),
                         builtin: false,
                         deploy_image: None,
+                        external_crd: None,
+                        external_crd_text: None,
                     })
                 })
                 .collect();
@@ -442,6 +473,8 @@ mod tests {
             owns: Vec::new(),
             builtin: false,
             deploy_image: None,
+            external_crd: None,
+            external_crd_text: None,
         })
     }
 

@@ -8,6 +8,7 @@
 use serde::Serialize;
 
 use crate::model::core;
+use crate::model::external;
 use crate::model::gvk;
 use crate::model::manifests;
 use crate::model::names;
@@ -130,7 +131,17 @@ pub struct ApiContext {
     pub deploy_image: Option<DeployImageContext>,
     pub image_const: String,
     pub command_const: String,
-    /// For a kind Kubernetes defines (`builtin`): its Rust type and its `apiVersion`.
+    /// Another project's kind (`--external-api-crd`): the Rust types kopium made of its CRD,
+    /// and where the project keeps the CRD.
+    pub external: bool,
+    /// kopium derived `Default` for the kind (its tests can build a test object).
+    pub external_default: bool,
+    #[serde(skip)]
+    pub external_types: String,
+    #[serde(skip)]
+    pub external_crd: Option<(String, String)>,
+    /// For a kind Kubernetes defines (`builtin`) or another project's: the Rust type and its
+    /// `apiVersion`.
     pub builtin: bool,
     pub builtin_path: String,
     pub api_version: String,
@@ -346,6 +357,14 @@ impl ApiContext {
             Some(k) => k.group.to_string(),
             None => gvk::qualified_group(&api.group, &init.domain),
         };
+        let external_types = match (&api.external_crd, &api.external_crd_text) {
+            (Some(path), Some(text)) => {
+                let crd = external::parse(text, path)?;
+                external::rust_types(&crd, &api.version)?
+            }
+            (Some(path), None) => anyhow::bail!("the CRD {path} was not read"),
+            _ => String::new(),
+        };
         let api_version = match builtin {
             Some(k) if k.group.is_empty() => k.version.to_string(),
             _ => format!("{qualified_group}/{}", api.version),
@@ -366,13 +385,27 @@ impl ApiContext {
             None => String::new(),
         };
         let (owns, child_imports) = owned_contexts(api, &init.domain, known, spec_foo)?;
+        let builtin_path = match builtin {
+            Some(k) => k.rust_path(),
+            None if api.external_crd.is_some() => format!(
+                "crate::api::{}::{}::{}",
+                gvk::group_module(&api.group),
+                api.version,
+                api.kind
+            ),
+            None => String::new(),
+        };
         Ok(Self {
+            external: api.external_crd.is_some(),
+            external_default: external::has_default(&external_types),
+            external_types,
+            external_crd: api.external_crd.clone().zip(api.external_crd_text.clone()),
+            builtin_path,
             role_rules: Vec::new(),
             deploy_image,
             image_const,
             command_const,
-            builtin: builtin.is_some(),
-            builtin_path: builtin.map(|k| k.rust_path()).unwrap_or_default(),
+            builtin: builtin.is_some() || api.external_crd.is_some(),
             api_version,
             workload: owns.iter().any(|o| o.builder == "deployment"),
             waits: owns.iter().any(|o| o.builder == "deployment"),
@@ -453,6 +486,10 @@ fn project_rules(
         let known = resources_of(&earlier[..i.min(earlier.len())]);
         let (group, controls) = match core::find(&a.group, &a.version, &a.kind) {
             Some(k) if a.builtin => (k.group.to_string(), manifests::Controls::Builtin),
+            _ if a.external_crd.is_some() => {
+                let group = gvk::qualified_group(&a.group, &init.domain);
+                (group, manifests::Controls::Builtin)
+            }
             _ => {
                 let finalizer = a.finalizer;
                 let group = gvk::qualified_group(&a.group, &init.domain);
@@ -564,6 +601,8 @@ mod tests {
                 owns: Vec::new(),
                 builtin: false,
                 deploy_image: None,
+                external_crd: None,
+                external_crd_text: None,
             }));
         }
         project
@@ -616,6 +655,8 @@ mod tests {
                 owns: owns.iter().map(|o| o.to_string()).collect(),
                 builtin: false,
                 deploy_image: None,
+                external_crd: None,
+                external_crd_text: None,
             })
         };
         let long_owned = format!("{long_group}.example.com/v1beta1/{long_kind}");
@@ -643,9 +684,7 @@ mod tests {
                 format!("registry.example.com/{}:v1", "x".repeat(80)),
             ),
         ] {
-            let mut api = match owner("cache", kind, &["apps/v1/Deployment"]) {
-                Command::CreateApi(api) => api,
-            };
+            let Command::CreateApi(mut api) = owner("cache", kind, &["apps/v1/Deployment"]);
             api.deploy_image = Some(crate::model::project::DeployImage {
                 image,
                 container_command: Some("memcached,--memory-limit=64,-o,modern,-v".into()),
@@ -655,6 +694,13 @@ mod tests {
             projects[1].commands.push(Command::CreateApi(api));
         }
         projects[1].plugins.push(deploy_image::KEY.into());
+        // A controller for another project's kind, its types from a CRD.
+        let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: certificates.cert-manager.io}\nspec:\n  group: cert-manager.io\n  names: {kind: Certificate, plural: certificates}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {secretName: {type: string}}}}}}\n";
+        let Command::CreateApi(mut certificate) = owner("cert-manager.io", "Certificate", &[]);
+        certificate.resource = false;
+        certificate.external_crd = Some("hack/crds/cert-manager.io_certificates.yaml".into());
+        certificate.external_crd_text = Some(crd.into());
+        projects[0].commands.push(Command::CreateApi(certificate));
         // Controllers for kinds Kubernetes defines: the shortest and the longest names.
         for (group, kind) in [
             ("core", "Pod"),
@@ -677,6 +723,8 @@ mod tests {
                 owns: Vec::new(),
                 builtin: true,
                 deploy_image: None,
+                external_crd: None,
+                external_crd_text: None,
             }));
         }
         let templates = Templates::load().unwrap();
@@ -684,7 +732,12 @@ mod tests {
             let tree = replay(project, &templates).unwrap();
             let dir = tempfile::tempdir().unwrap();
             let mut files = Vec::new();
-            for (path, content) in tree.files().filter(|(p, _)| p.ends_with(".rs")) {
+            // kopium's types keep kopium's layout: their module is `#[rustfmt::skip]` (the
+            // generated-project test runs `cargo fmt --check` on one).
+            let ours = |(p, c): &(&str, &str)| {
+                p.ends_with(".rs") && !c.contains("WARNING: generated by kopium")
+            };
+            for (path, content) in tree.files().filter(ours) {
                 let file = dir.path().join(path);
                 std::fs::create_dir_all(file.parent().unwrap()).unwrap();
                 std::fs::write(&file, content).unwrap();

@@ -44,6 +44,15 @@ const fn case(
 
 use Setup::*;
 
+const CERTIFICATE_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/crds/certificate.yaml"
+);
+const NOT_A_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/golden/create-api/config/samples/webapp_v1_guestbook.yaml"
+);
+
 #[rustfmt::skip]
 const CASES: &[Case] = &[
     // init: names
@@ -86,6 +95,13 @@ const CASES: &[Case] = &[
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "Site", "--owns", "apps/v1/Deployment", "--owns", "apps/v1/Deployment"], 1, "names the kind `Deployment` twice"),
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "Guestbook", "--controller", "--resource=false", "--force", "--owns", "webapp/v1/Guestbook"], 1, "a kind cannot own itself"),
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "Site", "--controller=false", "--owns", "apps/v1/Deployment"], 1, "`--owns` needs a controller"),
+    // create api --external-api-crd
+    case(Initialized, &["create", "api", "--group", "cert-manager.io", "--version", "v1", "--kind", "Issuer", "--external-api-crd", CERTIFICATE_CRD], 1, "defines `cert-manager.io/v1 Certificate` (served versions), not `cert-manager.io/v1 Issuer`"),
+    case(Initialized, &["create", "api", "--group", "cert-manager.io", "--version", "v2", "--kind", "Certificate", "--external-api-crd", CERTIFICATE_CRD], 1, "not `cert-manager.io/v2 Certificate`"),
+    case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--external-api-crd", "nope.yaml"], 1, "cannot read `--external-api-crd nope.yaml`"),
+    case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--external-api-crd", NOT_A_CRD], 1, "is not a CustomResourceDefinition"),
+    case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--resource", "--external-api-crd", CERTIFICATE_CRD], 1, "`--resource` does not apply with `--external-api-crd`"),
+    case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--external-api-path", "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"], 1, "is a Go import path"),
     // create api for a kind Kubernetes defines
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false"], 1, "has no kind `apps/v1 Deploymnet`"),
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--finalizer"], 1, "`--finalizer` does not apply to `apps/v1 Deployment`"),

@@ -120,6 +120,16 @@ fn an_initialized_project_builds_without_warnings() {
         role,
         "`make manifests` rewrites the role.yaml that init wrote"
     );
+
+    // Only a controller of a built-in kind: the fake API server's unused parts warn nothing.
+    kube_scaffold(&dir, &["create", "api", "--group", "core", "--kind", "Pod"]).success();
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    );
+    let tests = text(&run(&dir, "cargo", &["test", "--lib", "controller::pod"]));
+    assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
 }
 
 /// Issue 8's promise: a project of kube-scaffold 0.1.0, edited by its user, upgrades with one
@@ -271,6 +281,29 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         ],
     )
     .success();
+    // A controller for another project's kind, its types generated from its CRD (issue 9).
+    let crd = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/crds/certificate.yaml"
+    );
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cert-manager.io",
+            "--version",
+            "v1",
+            "--kind",
+            "Certificate",
+            "--controller",
+            "--resource=false",
+            "--external-api-crd",
+            crd,
+        ],
+    )
+    .success();
     // A controller for a kind Kubernetes defines (issue 9).
     kube_scaffold(
         &dir,
@@ -301,11 +334,11 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // Four per kind and two more with a finalizer; for `Site`, two of its own (its
     // Deployment makes it wait, so no "becomes available at once" tests), four for the
     // Deployment, three for the ConfigMap, two for the Guestbook; for `Memcached`, two of
-    // its own and four for its Deployment; two for the controller of Deployments; the shared
-    // modules have 24
+    // its own and four for its Deployment; two each for the controllers of Deployments and
+    // Certificates; the shared modules have 24
     // between them (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
-    let expected = 4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 24;
+    let expected = 4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + 24;
     assert!(
         summary.contains(&format!("test result: ok. {expected} passed; 0 failed")),
         "expected {expected} passing tests:\n{summary}"
@@ -331,6 +364,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "infrastructure-automation.mock.com/v1beta1/mutatingwebhookconfigurations/MutatingWebhookConfiguration",
             "webapp.mock.com/v1/sites/Site",
             "example.com/v1alpha1/memcacheds/Memcached",
+            "cert-manager.io/v1/certificates/Certificate",
             "apps/v1/deployments/Deployment",
             "core/v1/configmaps/ConfigMap",
         ]
@@ -339,9 +373,10 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let smoke_args: Vec<&str> = smoke_args.iter().map(String::as_str).collect();
     let checks = text(&run(&dir, "python3", &smoke_args));
     assert_eq!(checks.matches("ok: ").count(), 13, "{checks}");
-    // Eleven kinds, the four kinds Site and Memcached own, and the Deployments' controller.
+    // Eleven kinds, the four kinds Site and Memcached own, and the controllers of Deployments
+    // and Certificates.
     assert!(
-        checks.contains("every controller watches its kind (16 watches)"),
+        checks.contains("every controller watches its kind (17 watches)"),
         "{checks}"
     );
 
@@ -469,6 +504,10 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     assert_eq!(
         applied.matches("kind: CustomResourceDefinition").count(),
         crds
+    );
+    assert!(
+        !applied.contains("certificates.cert-manager.io"),
+        "make install installed the external CRD"
     );
     let applied_file = dir.join("applied.yaml");
     fs::write(&applied_file, &applied).unwrap();

@@ -87,7 +87,8 @@ fn golden_two_kinds_one_cluster_scoped_no_license() {
 }
 
 /// Issue 9: a kind that owns a Deployment, a ConfigMap and another kind; deploy-image in a
-/// full group with dots; a controller of a kind Kubernetes defines.
+/// full group with dots; a controller of a kind Kubernetes defines, and one of another
+/// project's kind from its CRD.
 #[test]
 fn golden_owned_kinds_deploy_image_and_a_builtin_kind() {
     let (_tmp, dir) = empty_dir("shop");
@@ -142,5 +143,24 @@ fn golden_owned_kinds_deploy_image_and_a_builtin_kind() {
         ],
     );
     create_api(&dir, &["--group", "core", "--kind", "Pod", "--controller"]);
+    let crd = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/crds/certificate.yaml"
+    );
+    create_api(
+        &dir,
+        &[
+            "--group",
+            "cert-manager.io",
+            "--version",
+            "v1",
+            "--kind",
+            "Certificate",
+            "--controller",
+            "--resource=false",
+            "--external-api-crd",
+            crd,
+        ],
+    );
     assert_golden(&dir, "owned-kinds");
 }

@@ -9,6 +9,8 @@ pub mod webapp;
 
 pub mod example_com;
 
+pub mod cert_manager_io;
+
 // +kube-scaffold:scaffold:api-groups
 
 /// The group, version, kind and plural of every kind: what the manager checks at start,

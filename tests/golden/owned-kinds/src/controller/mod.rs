@@ -30,8 +30,9 @@ use crate::metrics::{Metrics, Outcome};
 pub mod children;
 pub mod conditions;
 
+/// A fake API server for the controllers' tests.
 #[cfg(test)]
-mod mock;
+pub mod mock;
 
 pub mod guestbook;
 
@@ -40,6 +41,8 @@ pub mod site;
 pub mod memcached;
 
 pub mod pod;
+
+pub mod certificate;
 
 // +kube-scaffold:scaffold:controller-modules
 
@@ -125,6 +128,7 @@ pub const CONTROLLERS: &[Start] = &[
     site::start,
     memcached::start,
     pod::start,
+    certificate::start,
     // +kube-scaffold:scaffold:controllers
 ];
 
@@ -231,6 +235,7 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
         site::rbac_rules(),
         memcached::rbac_rules(),
         pod::rbac_rules(),
+        certificate::rbac_rules(),
         // +kube-scaffold:scaffold:rbac-rules
     ]
     .concat()

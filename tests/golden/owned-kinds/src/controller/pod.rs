@@ -106,10 +106,14 @@ mod tests {
     #[tokio::test]
     async fn an_object_is_reconciled_without_writing_to_it() {
         let (ctx, server) = mock::context();
+        let path = format!("{}/test", Object::url_path(&(), Some("default")));
+        server.insert(&path, &object());
+        let before = server.get(&path);
         let metrics = ctx.metrics.clone();
         let action = observe(CONTROLLER, Arc::new(object()), ctx, reconcile).await;
         let action = action.expect("reconcile succeeded");
         assert_eq!(action, Action::requeue(RESYNC));
+        assert_eq!(server.get(&path), before, "the object changed");
         let writes = server.writes();
         assert!(writes.is_empty(), "{writes:?}");
         let counted = format!("{{controller=\"{CONTROLLER}\",result=\"requeue_after\"}} 1");

@@ -30,8 +30,9 @@ use crate::metrics::{Metrics, Outcome};
 pub mod children;
 pub mod conditions;
 
+/// A fake API server for the controllers' tests.
 #[cfg(test)]
-mod mock;
+pub mod mock;
 
 pub mod guestbook;
 

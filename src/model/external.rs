@@ -1,0 +1,121 @@
+//! Another project's CRD (`create api --external-api-crd`): what the project reads of it, and
+//! the Rust types kopium (kube-rs's generator) makes of its schema.
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+use crate::error::user_error;
+
+/// Where the project keeps its copy of an external CRD: an input of `create api`, read again
+/// by `alpha generate` and `upgrade`. No kustomization names it: `make install` leaves it out.
+pub fn copy_path(group: &str, plural: &str) -> String {
+    format!("hack/crds/{group}_{plural}.yaml")
+}
+
+/// What `create api` takes from an external CRD.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct External {
+    pub group: String,
+    pub kind: String,
+    pub plural: String,
+    pub namespaced: bool,
+    /// The versions the API server serves.
+    pub served: Vec<String>,
+}
+
+/// Parses `text`, a CRD in YAML; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> anyhow::Result<CustomResourceDefinition> {
+    let crd: CustomResourceDefinition = serde_saphyr::from_str(text).map_err(|err| {
+        user_error(
+            format!("`{file}` is not a CustomResourceDefinition: {err}"),
+            "pass the CRD's YAML file, as `kubectl get crd <name> -o yaml` prints it",
+        )
+    })?;
+    Ok(crd)
+}
+
+/// The CRD's group, kind, plural, scope and served versions.
+pub fn describe(crd: &CustomResourceDefinition) -> External {
+    External {
+        group: crd.spec.group.clone(),
+        kind: crd.spec.names.kind.clone(),
+        plural: crd.spec.names.plural.clone(),
+        namespaced: crd.spec.scope == "Namespaced",
+        served: crd
+            .spec
+            .versions
+            .iter()
+            .filter(|v| v.served)
+            .map(|v| v.name.clone())
+            .collect(),
+    }
+}
+
+/// The Rust types of `version` of the CRD, as kopium writes them: a `CustomResource` without a
+/// schema (no CRD of this project's is made from it), its spec, status and nested types, each
+/// deriving `Default` where its fields allow it.
+pub fn rust_types(crd: &CustomResourceDefinition, version: &str) -> anyhow::Result<String> {
+    let generator = kopium::TypeGenerator::builder()
+        .api_version(Some(version.to_string()))
+        .derive(kopium::Derive::all("Default"))
+        .smart_derive_elision(true)
+        .build();
+    generator
+        .generate_rust_types_for(crd, None::<String>)
+        .map_err(|err| {
+            user_error(
+                format!("kopium cannot generate Rust types from the CRD: {err:#}"),
+                "check that the CRD's version has an openAPIV3Schema",
+            )
+        })
+}
+
+/// Whether kopium derived `Default` for the kind's root type (its spec allows it).
+pub fn has_default(rust_types: &str) -> bool {
+    rust_types.contains("#[kube(derive=\"Default\")]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: certificates.cert-manager.io
+spec:
+  group: cert-manager.io
+  names: {kind: Certificate, plural: certificates}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [secretName]
+            properties:
+              secretName: {type: string}
+";
+
+    #[test]
+    fn a_crd_becomes_a_custom_resource_type_without_a_schema() {
+        let crd = parse(CRD, "crd.yaml").unwrap();
+        let about = describe(&crd);
+        assert_eq!(
+            (about.group.as_str(), about.kind.as_str(), about.namespaced),
+            ("cert-manager.io", "Certificate", true)
+        );
+        assert_eq!(about.served, ["v1"]);
+        let rust = rust_types(&crd, "v1").unwrap();
+        assert!(rust.contains("pub struct CertificateSpec"), "{rust}");
+        assert!(rust.contains("pub secret_name: String"), "{rust}");
+        assert!(rust.contains("#[kube(schema = \"disabled\")]"), "{rust}");
+        assert!(has_default(&rust), "{rust}");
+        let err = parse("kind: Pod", "pod.yaml").unwrap_err();
+        assert!(format!("{err:#}").contains("is not a CustomResourceDefinition"));
+    }
+}
