@@ -657,3 +657,117 @@ fn config_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     files.sort();
     files
 }
+
+/// One edit of the tutorial: in `file`, `old` becomes `new`.
+struct Edit {
+    file: String,
+    old: String,
+    new: String,
+}
+
+/// The edits of docs/tutorial-sample-controller.md: its ```diff blocks, each applied to the
+/// file its section names (the tests' section edits the controller). A line ` ...` splits a
+/// block into hunks. Also returns the lines added and removed.
+fn tutorial_edits(doc: &str) -> (Vec<Edit>, usize, usize) {
+    let (mut edits, mut added, mut removed) = (Vec::new(), 0, 0);
+    let mut file = String::new();
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            file = match heading.split('`').nth(1) {
+                Some(path) => path.to_string(),
+                None => "src/controller/foo.rs".to_string(),
+            };
+        }
+        if line != "```diff" {
+            continue;
+        }
+        let block: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+        for hunk in block.split(|l| *l == " ...") {
+            let (mut old, mut new) = (String::new(), String::new());
+            for line in hunk {
+                let (sign, text) = line.split_at(1);
+                if sign != "+" {
+                    old.push_str(text);
+                    old.push('\n');
+                }
+                if sign != "-" {
+                    new.push_str(text);
+                    new.push('\n');
+                }
+                added += usize::from(sign == "+");
+                removed += usize::from(sign == "-");
+            }
+            edits.push(Edit {
+                file: file.clone(),
+                old,
+                new,
+            });
+        }
+    }
+    (edits, added, removed)
+}
+
+/// The sample-controller tutorial, as written: its edits apply to what `create api --owns`
+/// scaffolds, and the result builds, lints clean and passes its tests; the line counts it
+/// states are the diffs' own.
+#[test]
+fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
+    let _turn = one_at_a_time();
+    let (_tmp, dir) = empty_dir("sample-controller");
+    kube_scaffold(&dir, &["init", "--domain", "example.com"]).success();
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "samplecontroller",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Foo",
+            "--resource",
+            "--controller",
+            "--owns",
+            "apps/v1/Deployment",
+        ],
+    )
+    .success();
+    let doc_path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/tutorial-sample-controller.md"
+    );
+    let doc = fs::read_to_string(doc_path).unwrap();
+    let (edits, added, removed) = tutorial_edits(&doc);
+    let claim = format!("{added} lines added,\n{removed} removed.");
+    assert!(doc.contains(&claim), "the tutorial should say: {claim}");
+    assert!(
+        doc.contains(&format!("**{added} lines of your code**")),
+        "{added}"
+    );
+    for edit in &edits {
+        let path = dir.join(&edit.file);
+        let text = fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text.matches(&edit.old).count(),
+            1,
+            "{}: the tutorial's lines are not there once:\n{}",
+            edit.file,
+            edit.old
+        );
+        fs::write(&path, text.replacen(&edit.old, &edit.new, 1)).unwrap();
+    }
+    run(&dir, "cargo", &["fmt", "--check"]);
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    );
+    let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
+    assert!(tests.contains("test result: ok. 30 passed"), "{tests}");
+    run(&dir, "make", &["manifests"]);
+    let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
+    let crd = fs::read_to_string(crd).unwrap();
+    assert!(crd.contains("- deploymentName"), "{crd}");
+}
