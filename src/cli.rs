@@ -111,7 +111,8 @@ pub enum License {
 
 #[derive(Debug, Subcommand)]
 pub enum CreateCommand {
-    /// Add a custom resource type and its controller.
+    /// Add a custom resource type and its controller, or a controller for a kind Kubernetes
+    /// or another project defines.
     #[command(
         after_help = "Example:\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  kube-scaffold create api --group webapp --kind Cluster --namespaced=false --resource --controller\n  kube-scaffold create api --group webapp --kind Site --owns apps/v1/Deployment --owns core/v1/ConfigMap\n  kube-scaffold create api --group cache --version v1alpha1 --kind Memcached --plugins deploy-image/v1-alpha --image memcached:1.6.26-alpine3.19 --image-container-command \"memcached,--memory-limit=64,-o,modern,-v\" --image-container-port 11211 --run-as-user 1001"
     )]
@@ -120,7 +121,9 @@ pub enum CreateCommand {
 
 #[derive(Debug, Args)]
 pub struct CreateApiArgs {
-    /// The API group, without the domain (e.g. `webapp`).
+    /// The API group: without the domain (`webapp` -> `webapp.<domain>`), or a full group with
+    /// dots (`example.com`). Kubernetes' own (`core`, `apps`, ...) with one of its kinds makes a
+    /// controller for that built-in kind.
     #[arg(long)]
     pub group: String,
     /// The API version (e.g. `v1`, `v1alpha1`).
