@@ -253,7 +253,15 @@ fn deploy_image(
         None => None,
     };
     let run_as_user = match &args.run_as_user {
-        Some(user) => Some(number("--run-as-user", user, i64::from(i32::MAX))?),
+        Some(user) => match number("--run-as-user", user, i64::from(i32::MAX))? {
+            0 => {
+                return Err(user_error(
+                    "invalid `--run-as-user 0`: the pods run as non-root (`runAsNonRoot`)",
+                    "pass the image's non-root user ID, e.g. `--run-as-user 1001`",
+                ));
+            }
+            n => Some(n),
+        },
         None => None,
     };
     Ok(Some(DeployImage {

@@ -95,6 +95,18 @@ const CASES: &[Case] = &[
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "Site", "--owns", "apps/v1/Deployment", "--owns", "apps/v1/Deployment"], 1, "names the kind `Deployment` twice"),
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "Guestbook", "--controller", "--resource=false", "--force", "--owns", "webapp/v1/Guestbook"], 1, "a kind cannot own itself"),
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "Site", "--controller=false", "--owns", "apps/v1/Deployment"], 1, "`--owns` needs a controller"),
+    // create api --plugins deploy-image/v1-alpha
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--image", "memcached:1.6"], 1, "`--image` belongs to the deploy-image plugin"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "helm/v1-alpha"], 1, "unknown plugin `helm/v1-alpha`"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha"], 1, "`--image` is missing"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached 1.6"], 1, "without spaces, quotes or backslashes"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--image-container-command", "memcached,,-v"], 1, "it has an empty argument"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--image-container-port", "0"], 1, "ports start at 1"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--image-container-port", "70000"], 1, "a whole number from 0 to 65535"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--run-as-user=-1"], 1, "invalid `--run-as-user -1`"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--run-as-user", "0"], 1, "the pods run as non-root"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--owns", "apps/v1/Deployment"], 1, "both make the Deployment"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--controller=false"], 1, "scaffolds a kind and its controller"),
     // create api --external-api-crd
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--version", "v1", "--kind", "Issuer", "--external-api-crd", CERTIFICATE_CRD], 1, "defines `cert-manager.io/v1 Certificate` (served versions), not `cert-manager.io/v1 Issuer`"),
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--version", "v2", "--kind", "Certificate", "--external-api-crd", CERTIFICATE_CRD], 1, "not `cert-manager.io/v2 Certificate`"),
