@@ -340,23 +340,11 @@ impl ApiContext {
     ) -> anyhow::Result<Self> {
         let group_module = gvk::group_module(&api.group);
         let kind_lower = api.kind.to_lowercase();
-        let builtin = match api.builtin {
-            true => core::find(&api.group, &api.version, &api.kind),
-            false => None,
-        };
-        if api.builtin && builtin.is_none() {
-            return Err(crate::error::user_error(
-                format!(
-                    "PROJECT names the built-in kind `{}/{}/{}`, which k8s-openapi does not have",
-                    api.group, api.version, api.kind
-                ),
-                "fix or remove that command in PROJECT",
-            ));
-        }
-        let qualified_group = match builtin {
-            Some(k) => k.group.to_string(),
-            None => gvk::qualified_group(&api.group, &init.domain),
-        };
+        let Target {
+            group: qualified_group,
+            builtin,
+            ..
+        } = target(init, api)?;
         let external_types = match (&api.external_crd, &api.external_crd_text) {
             (Some(path), Some(text)) => {
                 let crd = external::parse(text, path)?;
@@ -385,6 +373,8 @@ impl ApiContext {
             None => String::new(),
         };
         let (owns, child_imports) = owned_contexts(api, &init.domain, known, spec_foo)?;
+        // A Deployment child runs pods, and is not ready at once.
+        let runs_pods = owns.iter().any(|o| o.builder == "deployment");
         let builtin_path = match builtin {
             Some(k) => k.rust_path(),
             None if api.external_crd.is_some() => format!(
@@ -407,8 +397,8 @@ impl ApiContext {
             command_const,
             builtin: builtin.is_some() || api.external_crd.is_some(),
             api_version,
-            workload: owns.iter().any(|o| o.builder == "deployment"),
-            waits: owns.iter().any(|o| o.builder == "deployment"),
+            workload: runs_pods,
+            waits: runs_pods,
             spec_foo,
             owns,
             child_imports,
@@ -462,6 +452,44 @@ pub fn init(
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
 
+/// What a `create api` command is about: the API group Kubernetes sees, the built-in kind
+/// (if it is one), and what its controller's rules cover.
+struct Target {
+    group: String,
+    builtin: Option<&'static core::CoreKind>,
+    controls: manifests::Controls,
+}
+
+fn target(init: &InitInputs, api: &ApiInputs) -> anyhow::Result<Target> {
+    if api.builtin {
+        let Some(k) = core::find(&api.group, &api.version, &api.kind) else {
+            return Err(crate::error::user_error(
+                format!(
+                    "PROJECT names the built-in kind `{}/{}/{}`, which k8s-openapi does not have",
+                    api.group, api.version, api.kind
+                ),
+                "fix or remove that command in PROJECT",
+            ));
+        };
+        return Ok(Target {
+            group: k.group.to_string(),
+            builtin: Some(k),
+            controls: manifests::Controls::Builtin,
+        });
+    }
+    let controls = match api.external_crd {
+        Some(_) => manifests::Controls::Builtin,
+        None => manifests::Controls::Kind {
+            finalizer: api.finalizer,
+        },
+    };
+    Ok(Target {
+        group: gvk::qualified_group(&api.group, &init.domain),
+        builtin: None,
+        controls,
+    })
+}
+
 /// The RBAC rules of every controller of the project once `api` is scaffolded after
 /// `earlier`, as their `rbac_rules` declare them: the last scaffold of a kind's controller
 /// counts.
@@ -484,18 +512,9 @@ fn project_rules(
             continue;
         }
         let known = resources_of(&earlier[..i.min(earlier.len())]);
-        let (group, controls) = match core::find(&a.group, &a.version, &a.kind) {
-            Some(k) if a.builtin => (k.group.to_string(), manifests::Controls::Builtin),
-            _ if a.external_crd.is_some() => {
-                let group = gvk::qualified_group(&a.group, &init.domain);
-                (group, manifests::Controls::Builtin)
-            }
-            _ => {
-                let finalizer = a.finalizer;
-                let group = gvk::qualified_group(&a.group, &init.domain);
-                (group, manifests::Controls::Kind { finalizer })
-            }
-        };
+        let Target {
+            group, controls, ..
+        } = target(init, a)?;
         let children = a
             .owns
             .iter()
