@@ -114,9 +114,9 @@ pub enum CreateCommand {
     /// Add a custom resource type and its controller, or a controller for a kind Kubernetes
     /// or another project defines.
     #[command(
-        after_help = "Example:\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  kube-scaffold create api --group webapp --kind Cluster --namespaced=false --resource --controller\n  kube-scaffold create api --group webapp --kind Site --owns apps/v1/Deployment --owns core/v1/ConfigMap\n  kube-scaffold create api --group cache --version v1alpha1 --kind Memcached --plugins deploy-image/v1-alpha --image memcached:1.6.26-alpine3.19 --image-container-command \"memcached,--memory-limit=64,-o,modern,-v\" --image-container-port 11211 --run-as-user 1001"
+        after_help = "Example:\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  kube-scaffold create api --group webapp --kind Cluster --namespaced=false --resource --controller\n  kube-scaffold create api --group webapp --kind Site --owns apps/v1/Deployment --owns core/v1/ConfigMap\n  kube-scaffold create api --group cache --version v1alpha1 --kind Memcached --plugins deploy-image/v1-alpha --image memcached:1.6.26-alpine3.19 --image-container-command \"memcached,--memory-limit=64,-o,modern,-v\" --image-container-port 11211 --run-as-user 1001\n  kube-scaffold create api --from-crd backups.yaml --controller"
     )]
-    Api(CreateApiArgs),
+    Api(Box<CreateApiArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -124,14 +124,19 @@ pub struct CreateApiArgs {
     /// The API group: without the domain (`webapp` -> `webapp.<domain>`), or a full group with
     /// dots (`example.com`). Kubernetes' own (`core`, `apps`, ...) with one of its kinds makes a
     /// controller for that built-in kind.
+    #[arg(long, required_unless_present = "from_crd")]
+    pub group: Option<String>,
+    /// The API version (e.g. `v1`, `v1alpha1`) [default: v1].
     #[arg(long)]
-    pub group: String,
-    /// The API version (e.g. `v1`, `v1alpha1`).
-    #[arg(long, default_value = "v1")]
-    pub version: String,
+    pub version: Option<String>,
     /// The kind, in PascalCase (e.g. `Guestbook`).
-    #[arg(long)]
-    pub kind: String,
+    #[arg(long, required_unless_present = "from_crd")]
+    pub kind: Option<String>,
+    /// A CRD you already have (a YAML file), adopted as this project's kind: its group, kind
+    /// and every version come from the file, one Rust module per version (kopium); `make
+    /// manifests` then writes the CRD from those types.
+    #[arg(long, value_name = "FILE")]
+    pub from_crd: Option<std::path::PathBuf>,
     /// Scaffold the resource type [default: ask on a terminal, else yes].
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
     pub resource: Option<bool>,
@@ -185,4 +190,21 @@ pub struct CreateApiArgs {
     /// Print the files it would write and a diff of each change; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+impl CreateApiArgs {
+    /// `--group`, or empty with `--from-crd` (clap requires one of them).
+    pub fn group(&self) -> &str {
+        self.group.as_deref().unwrap_or_default()
+    }
+
+    /// `--version`, `v1` when not given.
+    pub fn version(&self) -> &str {
+        self.version.as_deref().unwrap_or("v1")
+    }
+
+    /// `--kind`, or empty with `--from-crd` (clap requires one of them).
+    pub fn kind(&self) -> &str {
+        self.kind.as_deref().unwrap_or_default()
+    }
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::cli::CreateApiArgs;
 use crate::error::user_error;
+use crate::model::adopted;
 use crate::model::core::{self, CoreKind};
 use crate::model::external::{self, External};
 use crate::model::gvk::{self, Gvk};
@@ -29,6 +30,10 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
             "pass `--external-api-crd path/to/crd.yaml` (e.g. from `kubectl get crd <name> -o yaml`)",
         ));
     }
+    if let Some(file) = &args.from_crd {
+        base::read_header(&mut Tree::over(root))?;
+        return adopt(root, project, &args, file);
+    }
     let external = match &args.external_api_crd {
         Some(file) => Some(external_kind(&args, file, &domain)?),
         None => None,
@@ -39,7 +44,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     };
     let (gvk, plural, namespaced) = match (&external, builtin) {
         (Some((about, _)), _) => {
-            let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
+            let gvk = Gvk::parse(args.group(), args.version(), args.kind(), &domain)?;
             (gvk, about.plural.clone(), about.namespaced)
         }
         (None, Some(k)) => {
@@ -51,14 +56,13 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
             (gvk, k.plural.to_string(), k.namespaced)
         }
         (None, None) => {
-            let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &domain)?;
+            let gvk = Gvk::parse(args.group(), args.version(), args.kind(), &domain)?;
             let plural = resource_plural(&gvk, args.plural.as_deref(), &domain)?;
             (gvk, plural, args.namespaced)
         }
     };
     check_against_project(&project, &gvk)?;
-    let mut tree = Tree::over(root);
-    base::read_header(&mut tree)?;
+    base::read_header(&mut Tree::over(root))?;
 
     let resource = match builtin.is_some() || external.is_some() {
         true => false,
@@ -88,7 +92,6 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
             project.plugins.push(deploy_image::KEY.to_string());
         }
     }
-    let bundle = plugins::resolve(&project)?;
     let inputs = ApiInputs {
         group: gvk.group,
         version: gvk.version,
@@ -105,9 +108,23 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
             .as_ref()
             .map(|(about, _)| external::copy_path(&about.group, &about.plural)),
         external_crd_text: external.map(|(_, text)| text),
+        from_crd: None,
+        from_crd_text: None,
+        versions: Vec::new(),
         deploy_image,
     };
+    scaffold(root, project, inputs, &args)
+}
 
+/// Plans `inputs` with the project's plugins, records the command in PROJECT and writes.
+fn scaffold(
+    root: &Path,
+    mut project: Project,
+    inputs: ApiInputs,
+    args: &CreateApiArgs,
+) -> anyhow::Result<()> {
+    let bundle = plugins::resolve(&project)?;
+    let mut tree = Tree::over(root);
     let templates = Templates::load()?;
     let report = plugins::create_api(
         &bundle,
@@ -131,6 +148,92 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests",
     );
     Ok(())
+}
+
+/// `create api --from-crd FILE`: the CRD's kind, every version of it, adopted as the
+/// project's own.
+fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> anyhow::Result<()> {
+    let name = file.display().to_string();
+    let refused = [
+        (args.group.is_some(), "--group"),
+        (args.version.is_some(), "--version"),
+        (args.kind.is_some(), "--kind"),
+        (args.plural.is_some(), "--plural"),
+        (!args.namespaced, "--namespaced=false"),
+        (args.resource == Some(false), "--resource=false"),
+        (args.finalizer, "--finalizer"),
+        (!args.owns.is_empty(), "--owns"),
+        (args.external_api_crd.is_some(), "--external-api-crd"),
+        (!args.plugins.is_empty(), "--plugins"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        return Err(user_error(
+            format!("`{flag}` does not apply with `--from-crd`: the CRD says what the kind is"),
+            format!("drop `{flag}`"),
+        ));
+    }
+    let text = std::fs::read_to_string(file).map_err(|err| {
+        user_error(
+            format!("cannot read `--from-crd {name}`: {err}"),
+            "pass the path of the CRD's YAML file, e.g. from `kubectl get crd <name> -o yaml`",
+        )
+    })?;
+    let crd = external::parse(&text, &name)?;
+    let about = adopted::describe(&crd, &name)?;
+    let domain = &project.init.domain;
+    // `webapp.<domain>` is the project's group `webapp`; any other group is a full group.
+    let group = match about.group.strip_suffix(&format!(".{domain}")) {
+        Some(short) if !short.contains('.') => short.to_string(),
+        _ => about.group.clone(),
+    };
+    let gvks = about
+        .versions
+        .iter()
+        .map(|version| Gvk::parse(&group, version, &about.kind, domain))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(|err| err.context(format!("`{name}` cannot be adopted")))?;
+    let plural = gvk::plural(&about.plural)?;
+    if let Some(r) = project
+        .resources()
+        .iter()
+        .find(|r| r.group == group && r.kind == about.kind)
+    {
+        return Err(user_error(
+            format!(
+                "the kind `{}` of `{}` is already in this project ({}); nothing was written",
+                about.kind, about.group, r.version
+            ),
+            "`--from-crd` adopts a kind the project does not have yet",
+        ));
+    }
+    for gvk in &gvks {
+        check_against_project(&project, gvk)?;
+    }
+    let copy = external::copy_path(&about.group, &about.plural);
+    for version in &about.versions {
+        adopted::rust_types(&crd, version, &copy)?;
+    }
+    let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
+    let inputs = ApiInputs {
+        group,
+        version: about.storage.clone(),
+        kind: about.kind.clone(),
+        plural,
+        namespaced: about.namespaced,
+        resource: true,
+        controller,
+        finalizer: false,
+        force: args.force,
+        owns: Vec::new(),
+        builtin: false,
+        external_crd: None,
+        external_crd_text: None,
+        from_crd: Some(copy),
+        from_crd_text: Some(text),
+        versions: about.versions,
+        deploy_image: None,
+    };
+    scaffold(root, project, inputs, args)
 }
 
 /// The resource's plural, `given` or the English plural of the kind, checked on its own and
@@ -372,10 +475,13 @@ fn external_kind(
         )
     })?;
     let about = external::describe(&external::parse(&text, &name)?);
-    let group = gvk::qualified_group(&args.group, domain);
-    let wanted = format!("{}/{} {}", args.group, args.version, args.kind);
+    let group = gvk::qualified_group(args.group(), domain);
+    let wanted = format!("{}/{} {}", args.group(), args.version(), args.kind());
     let found = format!("{}/{} {}", about.group, about.served.join(","), about.kind);
-    if about.group != group || about.kind != args.kind || !about.served.contains(&args.version) {
+    if about.group != group
+        || about.kind != args.kind()
+        || !about.served.iter().any(|v| v == args.version())
+    {
         return Err(user_error(
             format!("`{name}` defines `{found}` (served versions), not `{wanted}`"),
             format!(
@@ -402,11 +508,11 @@ struct Request {
 /// the only thing to scaffold is a controller. With `--resource`, the group is the project's
 /// own (`apps.<domain>`), as before.
 fn builtin_kind(args: &CreateApiArgs) -> anyhow::Result<Option<&'static CoreKind>> {
-    if !core::is_builtin_group(&args.group) || args.resource == Some(true) {
+    if !core::is_builtin_group(args.group()) || args.resource == Some(true) {
         return Ok(None);
     }
-    let name = format!("{}/{} {}", args.group, args.version, args.kind);
-    let Some(found) = core::find(&args.group, &args.version, &args.kind) else {
+    let name = format!("{}/{} {}", args.group(), args.version(), args.kind());
+    let Some(found) = core::find(args.group(), args.version(), args.kind()) else {
         if args.resource.is_none() {
             // A kind of the project's own group of that name, e.g. `apps.my.domain`.
             return Ok(None);
@@ -414,7 +520,7 @@ fn builtin_kind(args: &CreateApiArgs) -> anyhow::Result<Option<&'static CoreKind
         return Err(user_error(
             format!(
                 "`{}` is one of Kubernetes' API groups, and it has no kind `{name}` that k8s-openapi knows",
-                args.group
+                args.group()
             ),
             "check the spelling, e.g. `--group apps --version v1 --kind Deployment` or `--group core --version v1 --kind Pod`; for a group of your own, choose a name Kubernetes does not use",
         ));
@@ -429,7 +535,9 @@ fn builtin_kind(args: &CreateApiArgs) -> anyhow::Result<Option<&'static CoreKind
             format!("`{flag}` does not apply to `{name}`, a kind Kubernetes defines"),
             format!(
                 "drop `{flag}`: `create api --group {} --version {} --kind {} --controller --resource=false` scaffolds a controller for it",
-                args.group, args.version, args.kind
+                args.group(),
+                args.version(),
+                args.kind()
             ),
         ));
     }
@@ -529,6 +637,9 @@ mod tests {
                 deploy_image: None,
                 external_crd: None,
                 external_crd_text: None,
+                from_crd: None,
+                from_crd_text: None,
+                versions: Vec::new(),
             };
             let c = ApiContext::new(&init, &inputs, String::new(), &[]).unwrap();
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {

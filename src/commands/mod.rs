@@ -23,7 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let root = std::env::current_dir()?;
     match cli.command {
         Command::Init(args) => init::run(&root, args),
-        Command::Create(CreateCommand::Api(args)) => create_api::run(&root, args),
+        Command::Create(CreateCommand::Api(args)) => create_api::run(&root, *args),
         Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate::run(&root, args),
         Command::Upgrade(args) | Command::Alpha(AlphaCommand::Update(args)) => {
             upgrade::run(&root, args)
@@ -193,6 +193,9 @@ mod tests {
             deploy_image: None,
             external_crd: None,
             external_crd_text: None,
+            from_crd: None,
+            from_crd_text: None,
+            versions: Vec::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! What a project is made of: validated names (`gvk`, `names`), the PROJECT file, and the
 //! manifests `create api` writes before `make manifests` can.
 
+pub mod adopted;
 pub mod core;
 mod core_types;
 pub mod external;

@@ -116,6 +116,17 @@ pub struct ApiInputs {
     /// That CRD's text, read from the project by `Project::load`.
     #[serde(skip)]
     pub external_crd_text: Option<String>,
+    /// A CRD the project adopted as this kind (`--from-crd`), copied into the project at this
+    /// path: the kind's types, one module per version, were generated from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_crd: Option<String>,
+    /// That CRD's text, read from the project by `Project::load`.
+    #[serde(skip)]
+    pub from_crd_text: Option<String>,
+    /// Every version of the kind when this command made several (`--from-crd`), in the CRD's
+    /// order; `version` is the one stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<String>,
     /// The deploy-image plugin's inputs (`--plugins deploy-image/v1-alpha`): the kind runs
     /// this image in a Deployment it owns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -193,22 +204,26 @@ impl Project {
         Ok(project)
     }
 
-    /// Reads the files commands took as input and the project keeps (external CRDs).
+    /// Reads the files commands took as input and the project keeps (CRDs).
     fn read_inputs(&mut self, root: &Path) -> anyhow::Result<()> {
         for Command::CreateApi(api) in &mut self.commands {
-            let Some(path) = &api.external_crd else {
-                continue;
+            let read = |path: &str| {
+                std::fs::read_to_string(root.join(path)).map_err(|err| {
+                    user_error(
+                        format!(
+                            "cannot read {path}, the CRD `create api` for {} took: {err}",
+                            api.kind
+                        ),
+                        format!("restore {path} from version control"),
+                    )
+                })
             };
-            let text = std::fs::read_to_string(root.join(path)).map_err(|err| {
-                user_error(
-                    format!(
-                        "cannot read {path}, the CRD `create api` for {} took: {err}",
-                        api.kind
-                    ),
-                    format!("restore {path} from version control"),
-                )
-            })?;
-            api.external_crd_text = Some(text);
+            if let Some(path) = &api.external_crd {
+                api.external_crd_text = Some(read(path)?);
+            }
+            if let Some(path) = &api.from_crd {
+                api.from_crd_text = Some(read(path)?);
+            }
         }
         Ok(())
     }
@@ -298,10 +313,35 @@ impl Project {
     }
 }
 
+impl Resource {
+    /// What one `create api` made of its group/version/kind.
+    fn of(api: &ApiInputs) -> Self {
+        Self {
+            group: api.group.clone(),
+            version: api.version.clone(),
+            kind: api.kind.clone(),
+            plural: api.plural.clone(),
+            namespaced: api.namespaced,
+            api: api.resource,
+            controller: api.controller,
+            finalizer: api.controller && api.finalizer,
+        }
+    }
+}
+
 /// What `commands` made of each group/version/kind, in the order each first appeared.
 pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
     let mut resources: Vec<Resource> = Vec::new();
     for Command::CreateApi(api) in commands {
+        // An adopted CRD's other versions: types without a controller.
+        for version in api.versions.iter().filter(|v| **v != api.version) {
+            resources.push(Resource {
+                version: version.clone(),
+                controller: false,
+                finalizer: false,
+                ..Resource::of(api)
+            });
+        }
         let same = |r: &&mut Resource| {
             r.group == api.group && r.version == api.version && r.kind == api.kind
         };
@@ -315,16 +355,7 @@ pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
                     existing.finalizer = api.finalizer;
                 }
             }
-            None => resources.push(Resource {
-                group: api.group.clone(),
-                version: api.version.clone(),
-                kind: api.kind.clone(),
-                plural: api.plural.clone(),
-                namespaced: api.namespaced,
-                api: api.resource,
-                controller: api.controller,
-                finalizer: api.controller && api.finalizer,
-            }),
+            None => resources.push(Resource::of(api)),
         }
     }
     resources
@@ -421,6 +452,9 @@ mod v1 {
                         deploy_image: None,
                         external_crd: None,
                         external_crd_text: None,
+                        from_crd: None,
+                        from_crd_text: None,
+                        versions: Vec::new(),
                     })
                 })
                 .collect();
@@ -475,6 +509,9 @@ mod tests {
             deploy_image: None,
             external_crd: None,
             external_crd_text: None,
+            from_crd: None,
+            from_crd_text: None,
+            versions: Vec::new(),
         })
     }
 

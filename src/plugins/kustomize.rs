@@ -57,27 +57,37 @@ impl Plugin for Kustomize {
         let own = own_files(c.force);
         if c.resource {
             let crd_base = format!("bases/{}_{}.yaml", c.qualified_group, c.plural);
-            plan.yaml_file(
-                "v2/api/config/crd/crd.json.tera",
-                format!("config/crd/{crd_base}"),
-                IfExists::Skip,
-                manifests::HEADER,
-            );
+            match &c.adopted_crd {
+                // The user's CRD, until `make manifests` writes it from the types.
+                Some((_, _, manifest)) => {
+                    plan.computed(format!("config/crd/{crd_base}"), manifest.clone());
+                }
+                None => plan.yaml_file(
+                    "v2/api/config/crd/crd.json.tera",
+                    format!("config/crd/{crd_base}"),
+                    IfExists::Skip,
+                    manifests::HEADER,
+                ),
+            }
             plan.file(
                 "v2/api/config/crd/kustomization.yaml.tera",
                 CRD,
                 IfExists::Skip,
             );
-            plan.file(
-                "v2/api/config/samples/kustomization.yaml.tera",
-                SAMPLES,
-                IfExists::Skip,
-            );
-            plan.file(
-                "v2/api/config/samples/sample.yaml.tera",
-                format!("config/samples/{}", c.sample_file),
-                own,
-            );
+            // An adopted kind's spec is the user's: no sample can be guessed that validates.
+            if !c.adopted {
+                plan.file(
+                    "v2/api/config/samples/kustomization.yaml.tera",
+                    SAMPLES,
+                    IfExists::Skip,
+                );
+                plan.file(
+                    "v2/api/config/samples/sample.yaml.tera",
+                    format!("config/samples/{}", c.sample_file),
+                    own,
+                );
+                plan.insert(SAMPLE_RESOURCES, format!("- {}", c.sample_file));
+            }
             plan.file(
                 "v2/api/config/rbac/editor_role.yaml.tera",
                 format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
@@ -90,7 +100,6 @@ impl Plugin for Kustomize {
             );
             plan.insert(DEFAULT_CRD, "- ../crd");
             plan.insert(CRD_RESOURCES, format!("- {crd_base}"));
-            plan.insert(SAMPLE_RESOURCES, format!("- {}", c.sample_file));
             plan.insert(
                 RBAC_ROLES,
                 format!(

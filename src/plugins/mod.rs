@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::model::adopted;
 use crate::model::core;
 use crate::model::external;
 use crate::model::gvk;
@@ -140,8 +141,15 @@ pub struct ApiContext {
     pub external_types: String,
     #[serde(skip)]
     pub external_crd: Option<(String, String)>,
-    /// For a kind Kubernetes defines (`builtin`) or another project's: the Rust type and its
-    /// `apiVersion`.
+    /// A kind adopted from a CRD (`--from-crd`): the types of each of its versions; where the
+    /// project keeps the CRD, its text, and the manifest `config/crd/bases` starts with.
+    pub adopted: bool,
+    #[serde(skip)]
+    pub adopted_versions: Vec<AdoptedVersion>,
+    #[serde(skip)]
+    pub adopted_crd: Option<(String, String, String)>,
+    /// For a kind Kubernetes defines (`builtin`), another project's or an adopted one: the Rust
+    /// type its controller reconciles and its `apiVersion`.
     pub builtin: bool,
     pub builtin_path: String,
     pub api_version: String,
@@ -156,6 +164,13 @@ pub struct ApiContext {
     /// `--force`: the kind's own files replace existing ones.
     #[serde(skip)]
     pub force: bool,
+}
+
+/// One version of an adopted kind: its Rust types, and whether the API server serves it.
+pub struct AdoptedVersion {
+    pub version: String,
+    pub types: String,
+    pub served: bool,
 }
 
 /// The deploy-image plugin's inputs, as the templates see them.
@@ -353,6 +368,31 @@ impl ApiContext {
             (Some(path), None) => anyhow::bail!("the CRD {path} was not read"),
             _ => String::new(),
         };
+        let (adopted_versions, adopted_crd) = match (&api.from_crd, &api.from_crd_text) {
+            (Some(path), Some(text)) => {
+                let crd = external::parse(text, path)?;
+                let versions = crd
+                    .spec
+                    .versions
+                    .iter()
+                    .map(|v| {
+                        Ok(AdoptedVersion {
+                            version: v.name.clone(),
+                            types: adopted::rust_types(&crd, &v.name, path)?,
+                            served: v.served,
+                        })
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                let manifest = adopted::manifest(crd, path)?;
+                (versions, Some((path.clone(), text.clone(), manifest)))
+            }
+            (Some(path), None) => anyhow::bail!("the CRD {path} was not read"),
+            _ => (Vec::new(), None),
+        };
+        let stored_types = adopted_versions
+            .iter()
+            .find(|v| v.version == api.version)
+            .map(|v| v.types.as_str());
         let api_version = match builtin {
             Some(k) if k.group.is_empty() => k.version.to_string(),
             _ => format!("{qualified_group}/{}", api.version),
@@ -377,7 +417,7 @@ impl ApiContext {
         let runs_pods = owns.iter().any(|o| o.builder == "deployment");
         let builtin_path = match builtin {
             Some(k) => k.rust_path(),
-            None if api.external_crd.is_some() => format!(
+            None if api.external_crd.is_some() || api.from_crd.is_some() => format!(
                 "crate::api::{}::{}::{}",
                 gvk::group_module(&api.group),
                 api.version,
@@ -387,7 +427,10 @@ impl ApiContext {
         };
         Ok(Self {
             external: api.external_crd.is_some(),
-            external_default: external::has_default(&external_types),
+            external_default: external::has_default(stored_types.unwrap_or(&external_types)),
+            adopted: api.from_crd.is_some(),
+            adopted_versions,
+            adopted_crd,
             external_types,
             external_crd: api.external_crd.clone().zip(api.external_crd_text.clone()),
             builtin_path,
@@ -395,7 +438,7 @@ impl ApiContext {
             deploy_image,
             image_const,
             command_const,
-            builtin: builtin.is_some() || api.external_crd.is_some(),
+            builtin: builtin.is_some() || api.external_crd.is_some() || api.from_crd.is_some(),
             api_version,
             workload: runs_pods,
             waits: runs_pods,
@@ -477,9 +520,10 @@ fn target(init: &InitInputs, api: &ApiInputs) -> anyhow::Result<Target> {
             controls: manifests::Controls::Builtin,
         });
     }
-    let controls = match api.external_crd {
-        Some(_) => manifests::Controls::Builtin,
-        None => manifests::Controls::Kind {
+    // The generic controller of a kind whose CRD came from a file writes no status.
+    let controls = match api.external_crd.is_some() || api.from_crd.is_some() {
+        true => manifests::Controls::Builtin,
+        false => manifests::Controls::Kind {
             finalizer: api.finalizer,
         },
     };
@@ -622,6 +666,9 @@ mod tests {
                 deploy_image: None,
                 external_crd: None,
                 external_crd_text: None,
+                from_crd: None,
+                from_crd_text: None,
+                versions: Vec::new(),
             }));
         }
         project
@@ -676,6 +723,9 @@ mod tests {
                 deploy_image: None,
                 external_crd: None,
                 external_crd_text: None,
+                from_crd: None,
+                from_crd_text: None,
+                versions: Vec::new(),
             })
         };
         let long_owned = format!("{long_group}.example.com/v1beta1/{long_kind}");
@@ -744,6 +794,9 @@ mod tests {
                 deploy_image: None,
                 external_crd: None,
                 external_crd_text: None,
+                from_crd: None,
+                from_crd_text: None,
+                versions: Vec::new(),
             }));
         }
         let templates = Templates::load().unwrap();

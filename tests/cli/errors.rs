@@ -53,6 +53,24 @@ const NOT_A_CRD: &str = concat!(
     "/tests/golden/create-api/config/samples/webapp_v1_guestbook.yaml"
 );
 
+const BACKUP_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/crds/backup.yaml"
+);
+const GUESTBOOK_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/golden/create-api/config/crd/bases/webapp.mock.com_guestbooks.yaml"
+);
+macro_rules! unadoptable {
+    ($file:literal) => {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/crds/unadoptable/",
+            $file
+        )
+    };
+}
+
 #[rustfmt::skip]
 const CASES: &[Case] = &[
     // init: names
@@ -114,6 +132,18 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--external-api-crd", NOT_A_CRD], 1, "is not a CustomResourceDefinition"),
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--resource", "--external-api-crd", CERTIFICATE_CRD], 1, "`--resource` does not apply with `--external-api-crd`"),
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--external-api-path", "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"], 1, "is a Go import path"),
+    // create api --from-crd
+    case(Initialized, &["create", "api", "--from-crd", "nope.yaml"], 1, "cannot read `--from-crd nope.yaml`"),
+    case(Initialized, &["create", "api", "--from-crd", NOT_A_CRD], 1, "is not a CustomResourceDefinition"),
+    case(Initialized, &["create", "api", "--from-crd", unadoptable!("two-storage-versions.yaml")], 1, "has 2 storage versions (v1alpha1, v1)"),
+    case(Initialized, &["create", "api", "--from-crd", unadoptable!("no-schema.yaml")], 1, "version `v1` of"),
+    case(Initialized, &["create", "api", "--from-crd", unadoptable!("int-or-string.yaml")], 1, "`x-kubernetes-int-or-string`"),
+    case(Initialized, &["create", "api", "--from-crd", unadoptable!("kubernetes-group.yaml")], 1, "belong to Kubernetes"),
+    case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--group", "ops"], 1, "`--group` does not apply with `--from-crd`"),
+    case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--version", "v1"], 1, "`--version` does not apply with `--from-crd`"),
+    case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--owns", "apps/v1/Deployment"], 1, "`--owns` does not apply with `--from-crd`"),
+    case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--resource=false"], 1, "`--resource=false` does not apply"),
+    case(WithGuestbook, &["create", "api", "--from-crd", GUESTBOOK_CRD], 1, "the kind `Guestbook` of `webapp.mock.com` is already in this project (v1)"),
     // create api for a kind Kubernetes defines
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false"], 1, "has no kind `apps/v1 Deploymnet`"),
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--finalizer"], 1, "`--finalizer` does not apply to `apps/v1 Deployment`"),
@@ -133,6 +163,7 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--group", "webapp", "--kind", "Guestbook", "--plural", "guest books"], 1, "` ` is not allowed"),
     case(Initialized, &["create", "api", "--group", "webapp", "--kind", "Guestbook", "--namespaced=maybe"], 2, "invalid value 'maybe'"),
     case(Initialized, &["create", "api", "--kind", "Guestbook"], 2, "--group <GROUP>"),
+    case(Initialized, &["create", "api", "--group", "webapp"], 2, "--kind <KIND>"),
     // create api: requests that make no sense
     case(Initialized, &["create", "api", "--group", "webapp", "--kind", "Guestbook", "--resource=false", "--controller=false"], 1, "nothing to create"),
     case(Initialized, &["create", "api", "--group", "webapp", "--kind", "Guestbook", "--resource=false", "--controller"], 1, "a controller needs its type"),

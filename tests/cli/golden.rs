@@ -90,7 +90,7 @@ fn golden_two_kinds_one_cluster_scoped_no_license() {
 /// full group with dots; a controller of a kind Kubernetes defines, and one of another
 /// project's kind from its CRD.
 #[test]
-fn golden_owned_kinds_deploy_image_and_a_builtin_kind() {
+fn golden_owned_kinds_deploy_image_builtin_external_and_adopted_kinds() {
     let (_tmp, dir) = empty_dir("shop");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
     create_api(
@@ -162,5 +162,10 @@ fn golden_owned_kinds_deploy_image_and_a_builtin_kind() {
             crd,
         ],
     );
+    let adopted = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/crds/backup.yaml"
+    );
+    create_api(&dir, &["--from-crd", adopted, "--controller"]);
     assert_golden(&dir, "owned-kinds");
 }

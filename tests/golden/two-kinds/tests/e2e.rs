@@ -50,7 +50,7 @@ async fn check_sample(client: &Client, path: &Path) -> anyhow::Result<()> {
         .api_version
         .split_once('/')
         .context("a sample of a core type")?;
-    let crds = api::crds();
+    let crds = api::crds()?;
     let crd = crds
         .iter()
         .find(|c| c.spec.group == group && c.spec.names.kind == types.kind)

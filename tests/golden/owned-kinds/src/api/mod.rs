@@ -1,7 +1,9 @@
 //! API types: one module per group and version, one file per kind.
 
+use anyhow::Context as _;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::core::ApiResource;
+use kube::core::crd::merge_crds;
 
 pub mod conditions;
 
@@ -10,6 +12,8 @@ pub mod webapp;
 pub mod example_com;
 
 pub mod cert_manager_io;
+
+pub mod ops_example_org;
 
 // +kube-scaffold:scaffold:api-groups
 
@@ -20,16 +24,60 @@ pub fn resources() -> Vec<ApiResource> {
         ApiResource::erase::<webapp::v1::Guestbook>(&()),
         ApiResource::erase::<webapp::v1::Site>(&()),
         ApiResource::erase::<example_com::v1alpha1::Memcached>(&()),
+        ApiResource::erase::<ops_example_org::v1alpha1::Backup>(&()),
+        ApiResource::erase::<ops_example_org::v1::Backup>(&()),
         // +kube-scaffold:scaffold:resources
     ]
 }
 
-/// Every CustomResourceDefinition of this project, as `make manifests` writes them.
-pub fn crds() -> Vec<CustomResourceDefinition> {
-    vec![
+/// Every CustomResourceDefinition of this project, as `make manifests` writes them: the
+/// versions of a kind (a type each) make one CRD.
+pub fn crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
+    merge_versions(vec![
         <webapp::v1::Guestbook as kube::CustomResourceExt>::crd(),
         <webapp::v1::Site as kube::CustomResourceExt>::crd(),
         <example_com::v1alpha1::Memcached as kube::CustomResourceExt>::crd(),
+        <ops_example_org::v1alpha1::Backup as kube::CustomResourceExt>::crd(),
+        <ops_example_org::v1::Backup as kube::CustomResourceExt>::crd(),
         // +kube-scaffold:scaffold:crds
-    ]
+    ])
+}
+
+/// Merges the CRDs of each kind's versions into one, which stores the version whose type does
+/// not say `#[kube(storage = false)]`.
+fn merge_versions(
+    crds: Vec<CustomResourceDefinition>,
+) -> anyhow::Result<Vec<CustomResourceDefinition>> {
+    let mut kinds: Vec<Vec<CustomResourceDefinition>> = Vec::new();
+    for crd in crds {
+        match kinds
+            .iter_mut()
+            .find(|versions| versions[0].metadata.name == crd.metadata.name)
+        {
+            Some(versions) => versions.push(crd),
+            None => kinds.push(vec![crd]),
+        }
+    }
+    let mut merged = Vec::new();
+    for versions in kinds {
+        let stored: Vec<String> = versions
+            .iter()
+            .flat_map(|crd| &crd.spec.versions)
+            .filter(|v| v.storage)
+            .map(|v| v.name.clone())
+            .collect();
+        let kind = versions[0].spec.names.kind.clone();
+        let [storage] = &stored[..] else {
+            anyhow::bail!(
+                "{kind} has {} storage versions ({}): mark all but one `#[kube(storage = false)]`",
+                stored.len(),
+                stored.join(", ")
+            );
+        };
+        merged.push(
+            merge_crds(versions, storage)
+                .with_context(|| format!("cannot merge the versions of {kind}"))?,
+        );
+    }
+    Ok(merged)
 }

@@ -44,6 +44,8 @@ pub mod pod;
 
 pub mod certificate;
 
+pub mod backup;
+
 // +kube-scaffold:scaffold:controller-modules
 
 /// What every reconciler gets: the API client and anything else you want to share.
@@ -129,6 +131,7 @@ pub const CONTROLLERS: &[Start] = &[
     memcached::start,
     pod::start,
     certificate::start,
+    backup::start,
     // +kube-scaffold:scaffold:controllers
 ];
 
@@ -236,6 +239,7 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
         memcached::rbac_rules(),
         pod::rbac_rules(),
         certificate::rbac_rules(),
+        backup::rbac_rules(),
         // +kube-scaffold:scaffold:rbac-rules
     ]
     .concat()
