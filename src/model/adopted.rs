@@ -3,9 +3,9 @@
 //! CRD again.
 //!
 //! The types are kopium's (kube-rs's generator) with their schema derived (`JsonSchema`), and
-//! what kopium leaves out of the `#[kube]` attributes added here: which version is stored and
-//! served, deprecation, printer columns, short names, categories, the singular and the scale
-//! subresource. What the types cannot say (validations such as `pattern`, `minimum`,
+//! what kopium leaves out of the `#[kube]` attributes added here: the kind's description, which
+//! version is stored and served, deprecation, printer columns, short names, categories, the
+//! singular and the scale subresource. What the types cannot say (validations such as `pattern`, `minimum`,
 //! `default`) is lost when `make manifests` writes the CRD; docs/commands.md lists it.
 
 use std::fmt::Write as _;
@@ -148,6 +148,9 @@ pub fn rust_types(
 fn kube_attributes(crd: &CustomResourceDefinition, v: &CustomResourceDefinitionVersion) -> String {
     let mut out = String::new();
     let names = &crd.spec.names;
+    if let Some(description) = schema_of(v).and_then(|s| s.description.as_ref()) {
+        let _ = writeln!(out, "#[kube(doc = {})]", quoted(description));
+    }
     if !v.storage {
         out.push_str("#[kube(storage = false)]\n");
     }

@@ -15,6 +15,7 @@ use self::prelude::*;
 /// What to back up, and when.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
 #[kube(group = "ops.example.org", version = "v1", kind = "Backup", plural = "backups")]
+#[kube(doc = "A Backup copies a workload's volumes on a schedule.")]
 #[kube(shortname = "bk")]
 #[kube(category = "all")]
 #[kube(printcolumn = r#"{"jsonPath":".spec.schedule","name":"Schedule","type":"string"}"#)]

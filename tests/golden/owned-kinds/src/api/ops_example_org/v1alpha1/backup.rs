@@ -14,6 +14,7 @@ use self::prelude::*;
 /// What to back up, and when.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, JsonSchema)]
 #[kube(group = "ops.example.org", version = "v1alpha1", kind = "Backup", plural = "backups")]
+#[kube(doc = "A Backup copies a workload's volumes on a schedule.")]
 #[kube(storage = false)]
 #[kube(deprecated = "ops.example.org/v1alpha1 Backup is deprecated; use ops.example.org/v1")]
 #[kube(shortname = "bk")]
