@@ -402,6 +402,7 @@ fn owned_kinds(
         api: true,
         controller: true,
         finalizer: args.finalizer,
+        adopted: false,
     };
     let owns = args
         .owns

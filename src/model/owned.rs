@@ -189,6 +189,7 @@ mod tests {
             api: true,
             controller: true,
             finalizer: false,
+            adopted: false,
         }
     }
 

@@ -161,6 +161,8 @@ pub struct Resource {
     pub api: bool,
     pub controller: bool,
     pub finalizer: bool,
+    /// The type was generated from a CRD the project adopted (`--from-crd`).
+    pub adopted: bool,
 }
 
 impl Project {
@@ -325,6 +327,7 @@ impl Resource {
             api: api.resource,
             controller: api.controller,
             finalizer: api.controller && api.finalizer,
+            adopted: api.from_crd.is_some(),
         }
     }
 }
@@ -350,6 +353,7 @@ pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
                 existing.plural = api.plural.clone();
                 existing.namespaced = api.namespaced;
                 existing.api |= api.resource;
+                existing.adopted |= api.from_crd.is_some();
                 if api.controller {
                     existing.controller = true;
                     existing.finalizer = api.finalizer;

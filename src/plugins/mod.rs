@@ -358,8 +358,9 @@ impl ApiContext {
         let Target {
             group: qualified_group,
             builtin,
+            from_file,
             ..
-        } = target(init, api)?;
+        } = target(init, api, known)?;
         let external_types = match (&api.external_crd, &api.external_crd_text) {
             (Some(path), Some(text)) => {
                 let crd = external::parse(text, path)?;
@@ -417,7 +418,7 @@ impl ApiContext {
         let runs_pods = owns.iter().any(|o| o.builder == "deployment");
         let builtin_path = match builtin {
             Some(k) => k.rust_path(),
-            None if api.external_crd.is_some() || api.from_crd.is_some() => format!(
+            None if from_file => format!(
                 "crate::api::{}::{}::{}",
                 gvk::group_module(&api.group),
                 api.version,
@@ -428,7 +429,7 @@ impl ApiContext {
         Ok(Self {
             external: api.external_crd.is_some(),
             external_default: external::has_default(stored_types.unwrap_or(&external_types)),
-            adopted: api.from_crd.is_some(),
+            adopted: from_file && api.external_crd.is_none(),
             adopted_versions,
             adopted_crd,
             external_types,
@@ -438,7 +439,7 @@ impl ApiContext {
             deploy_image,
             image_const,
             command_const,
-            builtin: builtin.is_some() || api.external_crd.is_some() || api.from_crd.is_some(),
+            builtin: builtin.is_some() || from_file,
             api_version,
             workload: runs_pods,
             waits: runs_pods,
@@ -500,10 +501,14 @@ pub fn init(
 struct Target {
     group: String,
     builtin: Option<&'static core::CoreKind>,
+    /// The kind's types came from a CRD file (another project's, or adopted): its controller
+    /// is the generic one, which writes no status.
+    from_file: bool,
     controls: manifests::Controls,
 }
 
-fn target(init: &InitInputs, api: &ApiInputs) -> anyhow::Result<Target> {
+/// `known`: the kinds of the commands before `api`.
+fn target(init: &InitInputs, api: &ApiInputs, known: &[Resource]) -> anyhow::Result<Target> {
     if api.builtin {
         let Some(k) = core::find(&api.group, &api.version, &api.kind) else {
             return Err(crate::error::user_error(
@@ -517,11 +522,15 @@ fn target(init: &InitInputs, api: &ApiInputs) -> anyhow::Result<Target> {
         return Ok(Target {
             group: k.group.to_string(),
             builtin: Some(k),
+            from_file: false,
             controls: manifests::Controls::Builtin,
         });
     }
-    // The generic controller of a kind whose CRD came from a file writes no status.
-    let controls = match api.external_crd.is_some() || api.from_crd.is_some() {
+    let adopted_earlier = known
+        .iter()
+        .any(|r| r.adopted && r.group == api.group && r.kind == api.kind);
+    let from_file = api.external_crd.is_some() || api.from_crd.is_some() || adopted_earlier;
+    let controls = match from_file {
         true => manifests::Controls::Builtin,
         false => manifests::Controls::Kind {
             finalizer: api.finalizer,
@@ -530,6 +539,7 @@ fn target(init: &InitInputs, api: &ApiInputs) -> anyhow::Result<Target> {
     Ok(Target {
         group: gvk::qualified_group(&api.group, &init.domain),
         builtin: None,
+        from_file,
         controls,
     })
 }
@@ -558,7 +568,7 @@ fn project_rules(
         let known = resources_of(&earlier[..i.min(earlier.len())]);
         let Target {
             group, controls, ..
-        } = target(init, a)?;
+        } = target(init, a, &known)?;
         let children = a
             .owns
             .iter()

@@ -470,3 +470,77 @@ fn a_controller_for_a_kind_kubernetes_defines_has_no_type_crd_or_sample() {
             .exists()
     );
 }
+
+#[test]
+fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later() {
+    let (_tmp, dir) = initialized();
+    let crd = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/crds/backup.yaml"
+    );
+    let before = tree(&dir);
+    kube_scaffold(
+        &dir,
+        &["create", "api", "--from-crd", crd, "--controller=false"],
+    )
+    .success();
+    let after = tree(&dir);
+    let added: Vec<&String> = after
+        .keys()
+        .filter(|p| !before.contains_key(*p) && !p.ends_with('/'))
+        .collect();
+    let expected = [
+        "config/crd/bases/ops.example.org_backups.yaml",
+        "config/crd/kustomization.yaml",
+        "config/rbac/backup_editor_role.yaml",
+        "config/rbac/backup_viewer_role.yaml",
+        "hack/crds/ops.example.org_backups.yaml",
+        "src/api/ops_example_org/mod.rs",
+        "src/api/ops_example_org/v1/backup.rs",
+        "src/api/ops_example_org/v1/mod.rs",
+        "src/api/ops_example_org/v1alpha1/backup.rs",
+        "src/api/ops_example_org/v1alpha1/mod.rs",
+    ];
+    assert_eq!(added, expected);
+    // The user's CRD, as the project starts with it: the kubectl-only fields are gone.
+    let base = fs::read_to_string(dir.join(expected[0])).unwrap();
+    assert!(base.starts_with("# Adopted from hack/crds/"), "{base}");
+    assert!(
+        base.contains("listKind: BackupList") && base.contains("maximum: 90"),
+        "{base}"
+    );
+    let old = fs::read_to_string(dir.join(expected[8])).unwrap();
+    assert!(old.contains("#[kube(storage = false)]"), "{old}");
+    let api = fs::read_to_string(dir.join("src/api/mod.rs")).unwrap();
+    for version in ["v1", "v1alpha1"] {
+        let crd =
+            format!("<ops_example_org::{version}::Backup as kube::CustomResourceExt>::crd(),");
+        assert!(api.contains(&crd), "{api}");
+    }
+
+    // A controller added later is the generic one: the adopted status is the user's.
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ops.example.org",
+            "--kind",
+            "Backup",
+            "--controller",
+        ],
+    )
+    .success();
+    let controller = fs::read_to_string(dir.join("src/controller/backup.rs")).unwrap();
+    assert!(
+        controller.contains("pub use crate::api::ops_example_org::v1::Backup as Object;")
+            && controller.contains("adopted from\n//! a CRD"),
+        "{controller}"
+    );
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    assert!(
+        role.contains("- ops.example.org\n  resources:\n  - backups\n  verbs:\n  - get\n  - list\n  - patch\n  - watch\n"),
+        "{role}"
+    );
+}
