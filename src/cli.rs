@@ -181,6 +181,10 @@ pub struct CreateApiArgs {
     /// deploy-image: the user ID the container runs as.
     #[arg(long, help_heading = "deploy-image/v1-alpha")]
     pub run_as_user: Option<String>,
+    /// With a new version of a kind the project has: store this version (the others get
+    /// `#[kube(storage = false)]`). Without it, the version stored stays the one it was.
+    #[arg(long)]
+    pub storage_version: bool,
     /// Overwrite the kind's files if they exist (files you edited are kept; see below).
     #[arg(long)]
     pub force: bool,

@@ -63,12 +63,22 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     };
     check_against_project(&project, &gvk)?;
     base::read_header(&mut Tree::over(root))?;
+    let sibling = other_version(&project, &gvk, &plural, namespaced, &args)?;
 
     let resource = match builtin.is_some() || external.is_some() {
         true => false,
         false => prompt::confirm(args.resource, "Create Resource", "--resource")?,
     };
-    let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
+    let controller = match &sibling {
+        Some(other) if other.controller && args.controller.is_none() => {
+            ui::note(&format!(
+                "{} has a controller ({}), which reconciles every version: none is scaffolded for {}",
+                gvk.kind, other.version, gvk.version
+            ));
+            false
+        }
+        _ => prompt::confirm(args.controller, "Create Controller", "--controller")?,
+    };
     let existing = project.resource(&gvk.group, &gvk.version, &gvk.kind);
     let request = Request {
         resource,
@@ -111,6 +121,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         from_crd: None,
         from_crd_text: None,
         versions: Vec::new(),
+        storage_version: args.storage_version,
         deploy_image,
     };
     scaffold(root, project, inputs, &args)
@@ -165,6 +176,7 @@ fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> an
         (!args.owns.is_empty(), "--owns"),
         (args.external_api_crd.is_some(), "--external-api-crd"),
         (!args.plugins.is_empty(), "--plugins"),
+        (args.storage_version, "--storage-version"),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         return Err(user_error(
@@ -231,6 +243,7 @@ fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> an
         from_crd: Some(copy),
         from_crd_text: Some(text),
         versions: about.versions,
+        storage_version: false,
         deploy_image: None,
     };
     scaffold(root, project, inputs, args)
@@ -413,12 +426,71 @@ fn owned_kinds(
     Ok(owns.iter().map(Owned::record).collect())
 }
 
+/// Another version of the kind `gvk` names, when the project has one: then `gvk` is a new
+/// version of it, checked to agree with it (plural, scope, one controller). `--storage-version`
+/// only applies to such a version.
+fn other_version(
+    project: &Project,
+    gvk: &Gvk,
+    plural: &str,
+    namespaced: bool,
+    args: &CreateApiArgs,
+) -> anyhow::Result<Option<Resource>> {
+    let resources = project.resources();
+    let others: Vec<&Resource> = resources
+        .iter()
+        .filter(|r| r.group == gvk.group && r.kind == gvk.kind && r.version != gvk.version)
+        .collect();
+    let Some(other) = others.iter().find(|r| r.api).or(others.first()) else {
+        if args.storage_version {
+            return Err(user_error(
+                "`--storage-version` applies to a new version of a kind the project has; the first version of a kind is the stored one",
+                "drop `--storage-version`",
+            ));
+        }
+        return Ok(None);
+    };
+    let name = format!("{}/{} {}", gvk.group, other.version, gvk.kind);
+    if other.plural != plural {
+        return Err(user_error(
+            format!(
+                "`{name}` has the plural `{}`: every version of a kind has the same",
+                other.plural
+            ),
+            format!("pass `--plural {}`, or drop `--plural`", other.plural),
+        ));
+    }
+    if other.namespaced != namespaced {
+        let scope = |n: bool| if n { "namespaced" } else { "cluster-scoped" };
+        return Err(user_error(
+            format!(
+                "`{name}` is {}: every version of a kind has the same scope",
+                scope(other.namespaced)
+            ),
+            format!("pass `--namespaced={}`", other.namespaced),
+        ));
+    }
+    if args.controller == Some(true)
+        && let Some(with) = others.iter().find(|r| r.controller)
+    {
+        return Err(user_error(
+            format!(
+                "{} already has a controller ({}), which reconciles every version of it",
+                gvk.kind, with.version
+            ),
+            "drop `--controller` (the API server converts between versions)",
+        ));
+    }
+    Ok(Some((*other).clone()))
+}
+
 /// One kind per project, and no type name twice in one module.
 fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
     let module = names::snake(&gvk.kind);
     for other in &project.resources() {
         let same_gv = other.group == gvk.group && other.version == gvk.version;
-        if same_gv && other.kind == gvk.kind {
+        // The same kind in another version is a version of it (`other_version`).
+        if other.group == gvk.group && other.kind == gvk.kind {
             continue;
         }
         if names::snake(&other.kind) == module {
@@ -428,7 +500,7 @@ fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
                     "kind `{}` clashes with `{}` ({}/{}) already in this project: they share the {what} `{module}`",
                     gvk.kind, other.kind, other.group, other.version
                 ),
-                "choose another kind; several versions or groups of one kind are not supported yet",
+                "choose another kind: one kind cannot be in two groups",
             ));
         }
         let types = |k: &str| [k.to_string(), format!("{k}Spec"), format!("{k}Status")];
@@ -641,6 +713,7 @@ mod tests {
                 from_crd: None,
                 from_crd_text: None,
                 versions: Vec::new(),
+                storage_version: false,
             };
             let c = ApiContext::new(&init, &inputs, String::new(), &[]).unwrap();
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {

@@ -196,6 +196,7 @@ mod tests {
             from_crd: None,
             from_crd_text: None,
             versions: Vec::new(),
+            storage_version: false,
         }
     }
 

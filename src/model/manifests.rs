@@ -118,6 +118,38 @@ const CHILD_VERBS: &[&str] = &[
     "get", "list", "watch", "create", "update", "patch", "delete",
 ];
 
+/// A kind's CRD (`existing`) with the one version of `rendered` (a one-version CRD of the same
+/// kind) added after the others, as `api::crds()` merges the versions of a kind: if the new
+/// version is stored, no other is. A version the CRD already has is kept as it is (it is
+/// `make manifests`' to rewrite).
+pub fn add_crd_version(
+    mut existing: serde_json::Value,
+    rendered: serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    let kind = |crd: &serde_json::Value| crd["spec"]["names"]["kind"].as_str().map(String::from);
+    let name = |crd: &serde_json::Value| crd["metadata"]["name"].as_str().map(String::from);
+    let (Some(ours), Some(file)) = (rendered["spec"]["versions"].get(0), name(&rendered)) else {
+        anyhow::bail!("the CRD template renders no version");
+    };
+    let same = name(&existing) == Some(file.clone()) && kind(&existing) == kind(&rendered);
+    let Some(versions) = existing["spec"]["versions"].as_array_mut().filter(|_| same) else {
+        return Err(crate::error::user_error(
+            format!("the CRD file of `{file}` does not hold that CRD"),
+            "restore it from version control, or delete it and run `make manifests` after this command",
+        ));
+    };
+    if versions.iter().any(|v| v["name"] == ours["name"]) {
+        return Ok(existing);
+    }
+    if ours["storage"] == true {
+        for version in versions.iter_mut() {
+            version["storage"] = false.into();
+        }
+    }
+    versions.push(ours.clone());
+    Ok(existing)
+}
+
 /// `role_yaml` (a role.yaml crdgen wrote) with the rules on one kind (group
 /// `qualified_group`, resource `plural` and its subresources) replaced, and `rules` (those of
 /// every controller of the project, `controller_rules`) added, merged as crdgen merges: verbs

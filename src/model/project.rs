@@ -127,6 +127,9 @@ pub struct ApiInputs {
     /// order; `version` is the one stored.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub versions: Vec<String>,
+    /// This version of a kind that has others is the one stored (`--storage-version`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub storage_version: bool,
     /// The deploy-image plugin's inputs (`--plugins deploy-image/v1-alpha`): the kind runs
     /// this image in a Deployment it owns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -332,6 +335,20 @@ impl Resource {
     }
 }
 
+/// The version of `group`/`kind` that `commands` made the stored one: the first version
+/// created, or the stored version of an adopted CRD, until a later version says
+/// `--storage-version`.
+pub fn stored_version(commands: &[Command], group: &str, kind: &str) -> Option<String> {
+    let mut stored: Option<String> = None;
+    for Command::CreateApi(api) in commands {
+        let ours = api.group == group && api.kind == kind && api.resource;
+        if ours && (stored.is_none() || api.storage_version) {
+            stored = Some(api.version.clone());
+        }
+    }
+    stored
+}
+
 /// What `commands` made of each group/version/kind, in the order each first appeared.
 pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
     let mut resources: Vec<Resource> = Vec::new();
@@ -459,6 +476,7 @@ mod v1 {
                         from_crd: None,
                         from_crd_text: None,
                         versions: Vec::new(),
+                        storage_version: false,
                     })
                 })
                 .collect();
@@ -516,6 +534,7 @@ mod tests {
             from_crd: None,
             from_crd_text: None,
             versions: Vec::new(),
+            storage_version: false,
         })
     }
 

@@ -74,7 +74,7 @@ impl Plugin for Base {
         }
     }
 
-    fn create_api(&self, plan: &mut Plan, c: &ApiContext, _: &mut Tree) -> anyhow::Result<()> {
+    fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
         let own = own_files(c.force);
         let (group, version, kind) = (&c.group_module, &c.version, &c.kind_module);
         let kind_file = format!("src/api/{group}/{version}/{kind}.rs");
@@ -107,6 +107,20 @@ impl Plugin for Base {
         } else if c.resource {
             plan_modules(plan, c, version, format!("mod {kind};\npub use {kind}::*;"));
             plan.file("v2/api/src/api/kind.rs.tera", &kind_file, own);
+            if let Some(previous) = &c.previous_stored {
+                let file = format!("src/api/{group}/{previous}/{kind}.rs");
+                let text = tree.read(&file)?.unwrap_or_default().to_string();
+                let Some(marked) = not_stored(&text, previous) else {
+                    return Err(user_error(
+                        format!(
+                            "cannot find the `#[kube(...)]` attribute of {} {previous} in {file}, to mark it `storage = false`",
+                            c.kind
+                        ),
+                        "add `storage = false` to that attribute yourself, then run this command again without `--storage-version`",
+                    ));
+                };
+                plan.computed(file, marked);
+            }
             plan.insert(
                 RESOURCES,
                 format!("ApiResource::erase::<{group}::{version}::{}>(&()),", c.kind),
@@ -159,6 +173,30 @@ fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: Str
     plan.insert(API_GROUPS, format!("pub mod {group};\n\n"));
     plan.insert_at(group_mod, API_VERSIONS, format!("pub mod {version};\n\n"));
     plan.insert_at(version_mod, API_KINDS, declaration);
+}
+
+/// `text`, the type of a kind's `version`, with `storage = false` added to its `#[kube]`
+/// attribute: after its `version = "<version>",` line, as kube-scaffold lays it out, or as a
+/// line of its own after kopium's one-line attribute. `None` when neither is there once.
+fn not_stored(text: &str, version: &str) -> Option<String> {
+    let ours = format!("    version = \"{version}\",\n");
+    if text.matches(&ours).count() == 1 {
+        return Some(text.replacen(&ours, &format!("{ours}    storage = false,\n"), 1));
+    }
+    let kopium = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("#[kube(group = ") && l.contains(&format!("version = \"{version}\""))
+        })
+        .collect::<Vec<_>>();
+    match kopium[..] {
+        [line] => Some(text.replacen(
+            &format!("{line}\n"),
+            &format!("{line}\n#[kube(storage = false)]\n"),
+            1,
+        )),
+        _ => None,
+    }
 }
 
 /// How a kind's own files (its type, controller, sample, roles) meet existing ones: refused,

@@ -62,11 +62,12 @@ impl Plugin for Kustomize {
                 Some((_, _, manifest)) => {
                     plan.computed(format!("config/crd/{crd_base}"), manifest.clone());
                 }
-                None => plan.yaml_file(
+                // Another version of a kind joins its CRD.
+                None => plan.yaml_merged(
                     "v2/api/config/crd/crd.json.tera",
                     format!("config/crd/{crd_base}"),
-                    IfExists::Skip,
                     manifests::HEADER,
+                    manifests::add_crd_version,
                 ),
             }
             plan.file(
@@ -88,16 +89,19 @@ impl Plugin for Kustomize {
                 );
                 plan.insert(SAMPLE_RESOURCES, format!("- {}", c.sample_file));
             }
-            plan.file(
-                "v2/api/config/rbac/editor_role.yaml.tera",
-                format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
-                own,
-            );
-            plan.file(
-                "v2/api/config/rbac/viewer_role.yaml.tera",
-                format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
-                own,
-            );
+            // The roles are the kind's, whatever the version: the first version made them.
+            if !c.new_version {
+                plan.file(
+                    "v2/api/config/rbac/editor_role.yaml.tera",
+                    format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
+                    own,
+                );
+                plan.file(
+                    "v2/api/config/rbac/viewer_role.yaml.tera",
+                    format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
+                    own,
+                );
+            }
             plan.insert(DEFAULT_CRD, "- ../crd");
             plan.insert(CRD_RESOURCES, format!("- {crd_base}"));
             plan.insert(

@@ -15,7 +15,7 @@ use crate::model::manifests;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::{
-    ApiInputs, Command, InitInputs, License, Project, Resource, resources_of,
+    ApiInputs, Command, InitInputs, License, Project, Resource, resources_of, stored_version,
 };
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::plan::Plan;
@@ -153,6 +153,14 @@ pub struct ApiContext {
     pub builtin: bool,
     pub builtin_path: String,
     pub api_version: String,
+    /// Whether the API server stores this version of the kind (its type does not say
+    /// `storage = false`), whether the kind has other versions, and the one stored until this
+    /// version took over (`--storage-version`), whose type now says `storage = false`.
+    pub stored: bool,
+    #[serde(skip)]
+    pub new_version: bool,
+    #[serde(skip)]
+    pub previous_stored: Option<String>,
     /// The RBAC rules of every controller of the project, this one's included.
     #[serde(skip)]
     pub role_rules: Vec<manifests::Rule>,
@@ -345,14 +353,24 @@ impl InitContext {
 }
 
 impl ApiContext {
-    /// Every name the templates need, derived from validated inputs; `known` are the kinds
-    /// the project had before this command (owned kinds are looked up there).
+    /// Every name the templates need, derived from validated inputs; `earlier` are the
+    /// commands before this one (owned kinds and other versions are looked up there).
     pub fn new(
         init: &InitInputs,
         api: &ApiInputs,
         header: String,
-        known: &[Resource],
+        earlier: &[Command],
     ) -> anyhow::Result<Self> {
+        let known = &resources_of(earlier);
+        let stored_before = stored_version(earlier, &api.group, &api.kind);
+        let stored = match &stored_before {
+            None => true,
+            Some(version) => *version == api.version || api.storage_version,
+        };
+        let previous_stored = stored_before.filter(|v| *v != api.version && api.storage_version);
+        let new_version = known.iter().any(|r| {
+            r.api && r.group == api.group && r.kind == api.kind && r.version != api.version
+        });
         let group_module = gvk::group_module(&api.group);
         let kind_lower = api.kind.to_lowercase();
         let Target {
@@ -436,6 +454,9 @@ impl ApiContext {
             external_crd: api.external_crd.clone().zip(api.external_crd_text.clone()),
             builtin_path,
             role_rules: Vec::new(),
+            stored,
+            new_version,
+            previous_stored,
             deploy_image,
             image_const,
             command_const,
@@ -594,7 +615,7 @@ pub fn create_api(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let mut context = ApiContext::new(init, api, header, &resources_of(earlier))?;
+    let mut context = ApiContext::new(init, api, header, earlier)?;
     context.role_rules = project_rules(init, earlier, api)?;
     let mut plan = Plan::default();
     for plugin in plugins {
@@ -679,6 +700,7 @@ mod tests {
                 from_crd: None,
                 from_crd_text: None,
                 versions: Vec::new(),
+                storage_version: false,
             }));
         }
         project
@@ -736,6 +758,7 @@ mod tests {
                 from_crd: None,
                 from_crd_text: None,
                 versions: Vec::new(),
+                storage_version: false,
             })
         };
         let long_owned = format!("{long_group}.example.com/v1beta1/{long_kind}");
@@ -780,6 +803,15 @@ mod tests {
         certificate.external_crd = Some("hack/crds/cert-manager.io_certificates.yaml".into());
         certificate.external_crd_text = Some(crd.into());
         projects[0].commands.push(Command::CreateApi(certificate));
+        // Versions of one kind: v2 of Guestbook without a controller, stored from now on
+        // (v1's type says `storage = false`), and a v1beta1 that is not stored.
+        for (version, stored) in [("v2", true), ("v1beta1", false)] {
+            let Command::CreateApi(mut guestbook) = owner("webapp", "Guestbook", &[]);
+            guestbook.version = version.into();
+            guestbook.controller = false;
+            guestbook.storage_version = stored;
+            projects[1].commands.push(Command::CreateApi(guestbook));
+        }
         // A kind adopted from a CRD, with two versions.
         let Command::CreateApi(mut backup) = owner("ops.example.org", "Backup", &[]);
         backup.from_crd = Some("hack/crds/ops.example.org_backups.yaml".into());
@@ -813,6 +845,7 @@ mod tests {
                 from_crd: None,
                 from_crd_text: None,
                 versions: Vec::new(),
+                storage_version: false,
             }));
         }
         let templates = Templates::load().unwrap();

@@ -13,13 +13,19 @@ pub enum IfExists {
     Overwrite,
 }
 
+/// Joins a rendered document into the one a file holds: `(existing, rendered) -> content`.
+pub type Merge = fn(serde_json::Value, serde_json::Value) -> anyhow::Result<serde_json::Value>;
+
 /// How a rendered template becomes the file's content.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum Output {
     /// As rendered (Rust sources are formatted with rustfmt).
     Text,
     /// The template renders JSON; the file is that document in YAML, after `header`.
     YamlFromJson { header: &'static str },
+    /// Like `YamlFromJson`, but an existing file is not replaced: `merge` joins the rendered
+    /// document into the one the file holds (its `IfExists` is not consulted).
+    YamlMerged { header: &'static str, merge: Merge },
 }
 
 /// One file rendered from a template.
@@ -78,6 +84,21 @@ impl Plan {
         self.file(template, dest, if_exists);
         if let Some(spec) = self.files.last_mut() {
             spec.output = Output::YamlFromJson { header };
+        }
+    }
+
+    /// Adds a file from `template`, which renders JSON, written to `dest` as YAML after
+    /// `header`; if `dest` exists, `merge` joins the rendered document into its own.
+    pub fn yaml_merged(
+        &mut self,
+        template: &str,
+        dest: impl Into<String>,
+        header: &'static str,
+        merge: Merge,
+    ) {
+        self.file(template, dest, IfExists::Overwrite);
+        if let Some(spec) = self.files.last_mut() {
+            spec.output = Output::YamlMerged { header, merge };
         }
     }
 

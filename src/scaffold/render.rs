@@ -38,8 +38,15 @@ pub fn render(
     // that format with rustfmt, 0.1's, pass a real one; for the others it changes nothing.)
     let mut inserted_rust: BTreeMap<String, bool> = BTreeMap::new();
     for spec in &plan.files {
-        let content = render_file(spec, templates, context, rustfmt)?;
         let existing = tree.read(&spec.dest)?.map(str::to_string);
+        let content = render_file(spec, templates, context, rustfmt)?;
+        if let (Output::YamlMerged { header, merge }, Some(existing)) = (spec.output, &existing) {
+            let merged = merged(existing, &content, header, merge, &spec.dest)?;
+            if merged != *existing {
+                tree.write(&spec.dest, merged)?;
+            }
+            continue;
+        }
         match (existing, spec.if_exists) {
             (Some(existing), _) if existing == content => {}
             (None, _) => tree.write(&spec.dest, content)?,
@@ -93,7 +100,7 @@ fn render_file(
     match spec.output {
         Output::Text if spec.dest.ends_with(".rs") => rustfmt.format(&content, &spec.dest),
         Output::Text => Ok(content),
-        Output::YamlFromJson { header } => {
+        Output::YamlFromJson { header } | Output::YamlMerged { header, .. } => {
             let value: serde_json::Value = serde_json::from_str(&content)
                 .with_context(|| format!("template {} does not render JSON", spec.template))?;
             let yaml = serde_saphyr::to_string(&value)
@@ -101,6 +108,28 @@ fn render_file(
             Ok(format!("{header}{yaml}"))
         }
     }
+}
+
+/// `existing` (YAML) with `rendered` (the template's YAML, after `header`) joined in by `merge`.
+fn merged(
+    existing: &str,
+    rendered: &str,
+    header: &str,
+    merge: super::plan::Merge,
+    dest: &str,
+) -> anyhow::Result<String> {
+    let parse = |text: &str| serde_saphyr::from_str::<serde_json::Value>(text);
+    let current = parse(existing).map_err(|err| {
+        user_error(
+            format!("`{dest}` is not valid YAML: {err}"),
+            format!("fix `{dest}`, or delete it and run `make manifests` afterwards"),
+        )
+    })?;
+    let new = parse(rendered).with_context(|| format!("cannot read back `{dest}`"))?;
+    let value = merge(current, new)?;
+    let yaml = serde_saphyr::to_string(&value)
+        .with_context(|| format!("cannot write `{dest}` as YAML"))?;
+    Ok(format!("{header}{yaml}"))
 }
 
 #[cfg(test)]

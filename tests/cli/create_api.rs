@@ -528,6 +528,7 @@ fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later()
             "ops.example.org",
             "--kind",
             "Backup",
+            "--resource=false",
             "--controller",
         ],
     )
@@ -543,4 +544,99 @@ fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later()
         role.contains("- ops.example.org\n  resources:\n  - backups\n  verbs:\n  - get\n  - list\n  - patch\n  - watch\n"),
         "{role}"
     );
+}
+
+#[test]
+fn another_version_of_a_kind_joins_its_crd_and_may_become_the_stored_one() {
+    let (_tmp, dir) = with_guestbook();
+    let v2 = [
+        "--group",
+        "webapp",
+        "--version",
+        "v2",
+        "--kind",
+        "Guestbook",
+    ];
+    let assert = kube_scaffold(&dir, &[&["create", "api"][..], &v2].concat()).success();
+    assert!(
+        stderr_of(&assert).contains("Guestbook has a controller (v1), which reconciles every version: none is scaffolded for v2"),
+        "{}",
+        stderr_of(&assert)
+    );
+    let types = fs::read_to_string(dir.join("src/api/webapp/v2/guestbook.rs")).unwrap();
+    assert!(
+        types.contains("    version = \"v2\",\n    kind = \"Guestbook\",\n    plural = \"guestbooks\",\n    storage = false,\n"),
+        "{types}"
+    );
+    assert!(!dir.join("src/controller/guestbook_v2.rs").exists());
+    assert!(dir.join("config/samples/webapp_v2_guestbook.yaml").exists());
+    let crd_file = dir.join("config/crd/bases/webapp.mock.com_guestbooks.yaml");
+    let versions = |text: &str| -> Vec<(String, bool)> {
+        let crd: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+        crd["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["name"].as_str().unwrap().to_string(),
+                    v["storage"] == true,
+                )
+            })
+            .collect()
+    };
+    let crd = fs::read_to_string(&crd_file).unwrap();
+    assert_eq!(
+        versions(&crd),
+        [("v1".to_string(), true), ("v2".to_string(), false)]
+    );
+    let api = fs::read_to_string(dir.join("src/api/mod.rs")).unwrap();
+    assert!(
+        api.contains("<webapp::v1::Guestbook as kube::CustomResourceExt>::crd(),\n        <webapp::v2::Guestbook as kube::CustomResourceExt>::crd(),"),
+        "{api}"
+    );
+
+    // v3, stored from now on: v1's type (edited by its user) says `storage = false`.
+    let v1_file = dir.join("src/api/webapp/v1/guestbook.rs");
+    let v1 = fs::read_to_string(&v1_file).unwrap();
+    let edited = v1.replace(
+        "pub foo: Option<String>,",
+        "pub foo: Option<String>,\n    pub bar: Option<i32>,",
+    );
+    fs::write(&v1_file, &edited).unwrap();
+    let v3 = [
+        "--group",
+        "webapp",
+        "--version",
+        "v3",
+        "--kind",
+        "Guestbook",
+    ];
+    kube_scaffold(
+        &dir,
+        &[&["create", "api", "--storage-version"][..], &v3].concat(),
+    )
+    .success();
+    let v1 = fs::read_to_string(&v1_file).unwrap();
+    assert_eq!(
+        v1,
+        edited.replace(
+            "    version = \"v1\",\n",
+            "    version = \"v1\",\n    storage = false,\n"
+        )
+    );
+    let types = fs::read_to_string(dir.join("src/api/webapp/v3/guestbook.rs")).unwrap();
+    assert!(!types.contains("storage"), "{types}");
+    let crd = fs::read_to_string(&crd_file).unwrap();
+    let expected = [("v1", false), ("v2", false), ("v3", true)].map(|(v, s)| (v.to_string(), s));
+    assert_eq!(versions(&crd), expected);
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("version = \"v3\"\nkind = \"Guestbook\""),
+        "{project}"
+    );
+    assert!(project.contains("storageVersion = true"), "{project}");
+    // The roles are the kind's: written once.
+    let rbac = fs::read_to_string(dir.join("config/rbac/kustomization.yaml")).unwrap();
+    assert_eq!(count(&rbac, "guestbook_editor_role.yaml"), 1, "{rbac}");
 }

@@ -172,6 +172,11 @@ const CASES: &[Case] = &[
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "Guestbook"], 1, "already exists"),
     case(WithGuestbook, &["create", "api", "--group", "webapp", "--kind", "GuestbookSpec"], 1, "clashes with the types of kind `Guestbook`"),
     case(WithGuestbook, &["create", "api", "--group", "other", "--kind", "Guestbook"], 1, "share the name `guestbook`"),
+    // create api: another version of a kind
+    case(WithGuestbook, &["create", "api", "--group", "webapp", "--version", "v2", "--kind", "Guestbook", "--controller"], 1, "Guestbook already has a controller (v1), which reconciles every version"),
+    case(WithGuestbook, &["create", "api", "--group", "webapp", "--version", "v2", "--kind", "Guestbook", "--plural", "guestbookz"], 1, "has the plural `guestbooks`"),
+    case(WithGuestbook, &["create", "api", "--group", "webapp", "--version", "v2", "--kind", "Guestbook", "--namespaced=false"], 1, "is namespaced: every version of a kind has the same scope"),
+    case(Initialized, &["create", "api", "--group", "webapp", "--kind", "Guestbook", "--storage-version"], 1, "`--storage-version` applies to a new version"),
 ];
 
 fn prepare(setup: Setup) -> (tempfile::TempDir, std::path::PathBuf) {

@@ -320,6 +320,23 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         ],
     )
     .success();
+    // A second version of Guestbook, stored from now on: v1's type says `storage = false`
+    // (issue 10). Guestbook's controller (v1) reconciles both.
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+            "--storage-version",
+        ],
+    )
+    .success();
     // A CRD the user had, adopted as the project's kind: two versions, v1 stored (issue 9).
     kube_scaffold(
         &dir,
@@ -378,6 +395,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "core/v1/configmaps/ConfigMap",
             "ops.example.org/v1/backups/Backup",
             "ops.example.org/v1alpha1/backups/Backup",
+            "webapp.mock.com/v2/guestbooks/Guestbook",
         ]
         .map(String::from),
     );
@@ -426,6 +444,18 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         role.contains(deployments),
         "Site's rules on its Deployments:\n{role}"
     );
+    // Guestbook's CRD as `make manifests` writes it (and `create api` did): both versions,
+    // v2 stored.
+    let guestbooks =
+        fs::read_to_string(dir.join("config/crd/bases/webapp.mock.com_guestbooks.yaml")).unwrap();
+    let crd: serde_json::Value = serde_saphyr::from_str(&guestbooks).unwrap();
+    let stored: Vec<(&str, bool)> = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["storage"] == true))
+        .collect();
+    assert_eq!(stored, [("v1", false), ("v2", true)], "{guestbooks}");
     let config_crd =
         fs::read_to_string(dir.join("config/crd/bases/webapp.mock.com_configs.yaml")).unwrap();
     assert!(config_crd.contains("scope: Cluster"), "{config_crd}");
@@ -439,10 +469,11 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         "python3",
         &[checker, "config/crd/bases", samples.to_str().unwrap()],
     ));
-    // The nine kinds above, Site, Memcached and the adopted Backup (which has no sample):
-    // the controllers of Deployments and Certificates have no CRD of the project's.
+    // The nine kinds above, Site, Memcached and the adopted Backup (which has no sample), and
+    // a sample for Guestbook v2: the controllers of Deployments and Certificates have no CRD
+    // of the project's.
     let crds = kinds.len() + 3;
-    let counts = format!("{crds} CRDs, {} samples, 0 problems", crds - 1);
+    let counts = format!("{crds} CRDs, {crds} samples, 0 problems");
     assert!(checked.contains(&counts), "{checked}");
 
     // The opt-in parts of config/default.

@@ -32,7 +32,7 @@ pub fn crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
 }
 
 /// Merges the CRDs of each kind's versions into one, which stores the version whose type does
-/// not say `#[kube(storage = false)]`.
+/// not say `#[kube(storage = false)]` and lists the versions in the order of `crds`.
 fn merge_versions(
     crds: Vec<CustomResourceDefinition>,
 ) -> anyhow::Result<Vec<CustomResourceDefinition>> {
@@ -55,6 +55,11 @@ fn merge_versions(
             .map(|v| v.name.clone())
             .collect();
         let kind = versions[0].spec.names.kind.clone();
+        let order: Vec<String> = versions
+            .iter()
+            .flat_map(|crd| &crd.spec.versions)
+            .map(|v| v.name.clone())
+            .collect();
         let [storage] = &stored[..] else {
             anyhow::bail!(
                 "{kind} has {} storage versions ({}): mark all but one `#[kube(storage = false)]`",
@@ -62,10 +67,13 @@ fn merge_versions(
                 stored.join(", ")
             );
         };
-        merged.push(
-            merge_crds(versions, storage)
-                .with_context(|| format!("cannot merge the versions of {kind}"))?,
-        );
+        let mut crd = merge_crds(versions, storage)
+            .with_context(|| format!("cannot merge the versions of {kind}"))?;
+        // In the order of the types above (`merge_crds` puts the stored one first).
+        crd.spec
+            .versions
+            .sort_by_key(|v| order.iter().position(|name| *name == v.name));
+        merged.push(crd);
     }
     Ok(merged)
 }
