@@ -1,7 +1,8 @@
 //! End-to-end test against a real cluster where the manager runs: `make test-e2e` creates a
 //! kind cluster, builds and loads the image, deploys it, and runs this test in the kubeconfig
 //! context `E2E_KUBE_CONTEXT` (your current context is left alone). It applies every sample in
-//! `config/samples`, waits until each is `Available`, deletes it, and waits until it is gone.
+//! `config/samples`, waits until each is `Available`, reads it back in every other version of
+//! its kind, deletes it, and waits until it is gone.
 //! `make test-e2e` then undeploys and uninstalls, each within a bound. `cargo test` skips it.
 
 use std::path::Path;
@@ -88,6 +89,27 @@ async fn check_sample(client: &Client, path: &Path) -> anyhow::Result<()> {
             .any(|c| c["type"] == "Available" && c["status"] == "True"))
     })
     .await?;
+    // The API server serves it in every version of the kind, converting between them.
+    let others = crd.spec.versions.iter();
+    for other in others.filter(|v| v.served && v.name != version) {
+        let gvk = GroupVersionKind::gvk(group, &other.name, &types.kind);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, &crd.spec.names.plural);
+        let as_other: Api<DynamicObject> = if crd.spec.scope == "Namespaced" {
+            Api::namespaced_with(client.clone(), NAMESPACE, &resource)
+        } else {
+            Api::all_with(client.clone(), &resource)
+        };
+        let read = as_other
+            .get(&name)
+            .await
+            .with_context(|| format!("cannot read {what} as {}", other.name))?;
+        let api_version = read.types.map(|t| t.api_version).unwrap_or_default();
+        anyhow::ensure!(
+            api_version == format!("{group}/{}", other.name),
+            "{what} read as {} came back as `{api_version}`",
+            other.name
+        );
+    }
 
     objects.delete(&name, &DeleteParams::default()).await?;
     wait(&what, "to be deleted", || async {
