@@ -69,8 +69,14 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         true => false,
         false => prompt::confirm(args.resource, "Create Resource", "--resource")?,
     };
-    let controller = match &sibling {
-        Some(other) if other.controller && args.controller.is_none() => {
+    // A kind has one controller, whatever its versions.
+    let controlled = sibling.as_ref().and_then(|_| {
+        project.resources().into_iter().find(|r| {
+            r.group == gvk.group && r.kind == gvk.kind && r.version != gvk.version && r.controller
+        })
+    });
+    let controller = match controlled {
+        Some(other) if args.controller.is_none() => {
             ui::note(&format!(
                 "{} has a controller ({}), which reconciles every version: none is scaffolded for {}",
                 gvk.kind, other.version, gvk.version

@@ -85,10 +85,8 @@ pub fn rust_types(
         .derive(kopium::Derive::all("JsonSchema"))
         .schema_mode(kopium::SchemaMode::Derived)
         .emit_docs(true)
-        // k8s-openapi's Condition and ObjectReference have no JSON schema in the project (its
-        // `schemars` feature is off): kopium writes them as types of their own.
-        .no_condition(true)
-        .no_object_reference(true)
+        // Conditions, object references and int-or-strings become k8s-openapi's types, whose
+        // JSON schemas the project has (k8s-openapi's `schemars` feature).
         .smart_derive_elision(true)
         .build();
     let types = generator
@@ -102,7 +100,6 @@ pub fn rust_types(
             )
         })?;
     for (rust, why) in [
-        ("IntOrString", "`x-kubernetes-int-or-string`"),
         ("DateTime<Utc>", "`type: date`"),
         ("NaiveDate", "`type: date`"),
     ] {
@@ -111,10 +108,16 @@ pub fn rust_types(
                 format!(
                     "version `{version}` of the CRD has a field with {why}, whose Rust type ({rust}) has no JSON schema in a kube-scaffold project"
                 ),
-                "adopt the CRD without that field (add it to the Rust type by hand afterwards), or use `--external-api-crd` for a kind the project does not define",
+                "make the field `type: string` (with `format: date-time`), or adopt the CRD without it and add it to the Rust type by hand",
             ));
         }
     }
+    // metav1.Condition's whole schema (list-map keys, enum, patterns), as the project's own
+    // kinds have it.
+    let types = types.replace(
+        "    pub conditions: Option<Vec<Condition>>,\n",
+        "    #[schemars(schema_with = \"crate::api::conditions::schema\")]\n    pub conditions: Option<Vec<Condition>>,\n",
+    );
     let v = crd
         .spec
         .versions
@@ -291,7 +294,10 @@ mod tests {
             new.contains(r##"#[kube(printcolumn = r#"{"description":"Where the last backup is.","jsonPath":".status.phase","name":"Phase","type":"string"}"#)]"##),
             "{new}"
         );
-        assert!(new.contains("pub struct BackupStatusConditions {"), "{new}");
+        assert!(
+            new.contains("pub conditions: Option<Vec<Condition>>,"),
+            "{new}"
+        );
         assert!(
             new.contains("/// How many days a backup is kept.\n"),
             "{new}"
@@ -308,15 +314,12 @@ mod tests {
             "{err:#}"
         );
 
-        let port = BACKUP.replace(
-            "                description: How many days a backup is kept.\n                type: integer\n                format: int32\n",
-            "                x-kubernetes-int-or-string: true\n",
+        let date = BACKUP.replace(
+            "in cron syntax.\n                type: string\n",
+            "in cron syntax.\n                type: date\n                format: date\n",
         );
-        let crd = external::parse(&port, "port.yaml").unwrap();
+        let crd = external::parse(&date, "date.yaml").unwrap();
         let err = rust_types(&crd, "v1", "x").unwrap_err();
-        assert!(
-            format!("{err:#}").contains("`x-kubernetes-int-or-string`"),
-            "{err:#}"
-        );
+        assert!(format!("{err:#}").contains("`type: date`"), "{err:#}");
     }
 }

@@ -544,6 +544,38 @@ fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later()
         role.contains("- ops.example.org\n  resources:\n  - backups\n  verbs:\n  - get\n  - list\n  - patch\n  - watch\n"),
         "{role}"
     );
+
+    // A version added later, stored from now on: kopium's type of v1 says `storage = false`.
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ops.example.org",
+            "--version",
+            "v2",
+            "--kind",
+            "Backup",
+            "--storage-version",
+        ],
+    )
+    .success();
+    let v1 = fs::read_to_string(dir.join(expected[6])).unwrap();
+    assert!(
+        v1.contains("plural = \"backups\")]\n#[kube(storage = false)]\n#[kube(doc = "),
+        "{v1}"
+    );
+    let crd = fs::read_to_string(dir.join(expected[0])).unwrap();
+    let crd: serde_json::Value = serde_saphyr::from_str(&crd).unwrap();
+    let versions: Vec<(&str, bool)> = crd["spec"]["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["name"].as_str().unwrap(), v["storage"] == true))
+        .collect();
+    assert_eq!(versions, [("v1alpha1", false), ("v1", false), ("v2", true)]);
+    assert!(!dir.join("src/controller/backup_v2.rs").exists());
 }
 
 #[test]

@@ -137,7 +137,7 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--from-crd", NOT_A_CRD], 1, "is not a CustomResourceDefinition"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("two-storage-versions.yaml")], 1, "has 2 storage versions (v1alpha1, v1)"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("no-schema.yaml")], 1, "version `v1` of"),
-    case(Initialized, &["create", "api", "--from-crd", unadoptable!("int-or-string.yaml")], 1, "`x-kubernetes-int-or-string`"),
+    case(Initialized, &["create", "api", "--from-crd", unadoptable!("date.yaml")], 1, "`type: date`"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("kubernetes-group.yaml")], 1, "belong to Kubernetes"),
     case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--group", "ops"], 1, "`--group` does not apply with `--from-crd`"),
     case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--version", "v1"], 1, "`--version` does not apply with `--from-crd`"),

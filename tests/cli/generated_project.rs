@@ -829,9 +829,10 @@ const BACKUP_CRD: &str = concat!(
 /// What differs between tests/fixtures/crds/backup.yaml and the CRD `make manifests` writes
 /// from the types `create api --from-crd` made of it (docs/commands.md explains each).
 /// In short: validations the types cannot carry are lost (`default`, `minimum`, `maximum`,
-/// `pattern`, `maxLength`, `format: date-time`, list-map keys), optional fields become
-/// `nullable` (an optional enum also admits `null`), each version gets a `title`, and kopium
-/// makes `spec` required where the CRD did not.
+/// `pattern`, `maxLength`, `format: date-time`), optional fields become `nullable` (an optional
+/// enum also admits `null`), each version gets a `title`, kopium makes `spec` required where
+/// the CRD did not, and `status.conditions` gets metav1.Condition's whole schema (descriptions
+/// and validations), as the project's own kinds have it.
 #[rustfmt::skip]
 const ADOPTION_DIFFERENCES: &[&str] = &[
     "v1 .: title added",
@@ -843,11 +844,20 @@ const ADOPTION_DIFFERENCES: &[&str] = &[
     "v1 .spec.schedule: pattern lost",
     "v1 .spec.suspend: nullable added",
     "v1 .spec.target.name: maxLength lost",
-    "v1 .status.conditions: nullable added",
-    "v1 .status.conditions: x-kubernetes-list-map-keys lost",
-    "v1 .status.conditions: x-kubernetes-list-type lost",
-    "v1 .status.conditions[].lastTransitionTime: format lost",
-    "v1 .status.conditions[].observedGeneration: nullable added",
+    "v1 .status.conditions[].lastTransitionTime: description added",
+    "v1 .status.conditions[].message: description added",
+    "v1 .status.conditions[].message: maxLength added",
+    "v1 .status.conditions[].observedGeneration: description added",
+    "v1 .status.conditions[].observedGeneration: minimum added",
+    "v1 .status.conditions[].reason: description added",
+    "v1 .status.conditions[].reason: maxLength added",
+    "v1 .status.conditions[].reason: minLength added",
+    "v1 .status.conditions[].reason: pattern added",
+    "v1 .status.conditions[].status: description added",
+    "v1 .status.conditions[].type: description added",
+    "v1 .status.conditions[].type: maxLength added",
+    "v1 .status.conditions[].type: pattern added",
+    "v1 .status.conditions[]: description added",
     "v1 .status.lastBackupTime: format lost",
     "v1 .status.lastBackupTime: nullable added",
     "v1 .status.phase: enum changed",

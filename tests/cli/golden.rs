@@ -90,7 +90,7 @@ fn golden_two_kinds_one_cluster_scoped_no_license() {
 /// full group with dots; a controller of a kind Kubernetes defines, and one of another
 /// project's kind from its CRD.
 #[test]
-fn golden_owned_kinds_deploy_image_builtin_external_and_adopted_kinds() {
+fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_and_versions() {
     let (_tmp, dir) = empty_dir("shop");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
     create_api(
@@ -167,5 +167,15 @@ fn golden_owned_kinds_deploy_image_builtin_external_and_adopted_kinds() {
         "/tests/fixtures/crds/backup.yaml"
     );
     create_api(&dir, &["--from-crd", adopted, "--controller"]);
+    // A second version of Guestbook, stored from now on.
+    let v2 = [
+        "--group",
+        "webapp",
+        "--version",
+        "v2",
+        "--kind",
+        "Guestbook",
+    ];
+    create_api(&dir, &[&v2[..], &["--storage-version"]].concat());
     assert_golden(&dir, "owned-kinds");
 }

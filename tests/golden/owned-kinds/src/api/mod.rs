@@ -26,6 +26,7 @@ pub fn resources() -> Vec<ApiResource> {
         ApiResource::erase::<example_com::v1alpha1::Memcached>(&()),
         ApiResource::erase::<ops_example_org::v1alpha1::Backup>(&()),
         ApiResource::erase::<ops_example_org::v1::Backup>(&()),
+        ApiResource::erase::<webapp::v2::Guestbook>(&()),
         // +kube-scaffold:scaffold:resources
     ]
 }
@@ -39,6 +40,7 @@ pub fn crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
         <example_com::v1alpha1::Memcached as kube::CustomResourceExt>::crd(),
         <ops_example_org::v1alpha1::Backup as kube::CustomResourceExt>::crd(),
         <ops_example_org::v1::Backup as kube::CustomResourceExt>::crd(),
+        <webapp::v2::Guestbook as kube::CustomResourceExt>::crd(),
         // +kube-scaffold:scaffold:crds
     ])
 }

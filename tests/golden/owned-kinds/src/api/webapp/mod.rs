@@ -2,4 +2,6 @@
 
 pub mod v1;
 
+pub mod v2;
+
 // +kube-scaffold:scaffold:api-versions

@@ -8,6 +8,7 @@ mod prelude {
     pub use schemars::JsonSchema;
     pub use serde::{Serialize, Deserialize};
     pub use std::collections::BTreeMap;
+    pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 }
 
 use self::prelude::*;
@@ -60,33 +61,14 @@ pub enum BackupTargetKind {
 pub struct BackupStatus {
     /// The latest observations of the backup's state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<BackupStatusConditions>>,
+    #[schemars(schema_with = "crate::api::conditions::schema")]
+    pub conditions: Option<Vec<Condition>>,
     /// When the last backup finished.
     #[serde(default, skip_serializing_if = "Option::is_none", rename = "lastBackupTime")]
     pub last_backup_time: Option<String>,
     /// Where the last backup is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<BackupStatusPhase>,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-pub struct BackupStatusConditions {
-    #[serde(rename = "lastTransitionTime")]
-    pub last_transition_time: String,
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none", rename = "observedGeneration")]
-    pub observed_generation: Option<i64>,
-    pub reason: String,
-    pub status: BackupStatusConditionsStatus,
-    #[serde(rename = "type")]
-    pub r#type: String,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, JsonSchema)]
-pub enum BackupStatusConditionsStatus {
-    True,
-    False,
-    Unknown,
 }
 
 /// What the last backups did.

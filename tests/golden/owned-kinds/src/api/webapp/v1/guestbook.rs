@@ -16,6 +16,7 @@
 #[kube(
     group = "webapp.mock.com",
     version = "v1",
+    storage = false,
     kind = "Guestbook",
     plural = "guestbooks",
     namespaced,
