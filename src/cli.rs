@@ -117,6 +117,45 @@ pub enum CreateCommand {
         after_help = "Example:\n  kube-scaffold create api --group webapp --version v1 --kind Guestbook\n  kube-scaffold create api --group webapp --kind Cluster --namespaced=false --resource --controller\n  kube-scaffold create api --group webapp --kind Site --owns apps/v1/Deployment --owns core/v1/ConfigMap\n  kube-scaffold create api --group cache --version v1alpha1 --kind Memcached --plugins deploy-image/v1-alpha --image memcached:1.6.26-alpine3.19 --image-container-command \"memcached,--memory-limit=64,-o,modern,-v\" --image-container-port 11211 --run-as-user 1001\n  kube-scaffold create api --from-crd backups.yaml --controller"
     )]
     Api(Box<CreateApiArgs>),
+    /// Add admission webhooks for a kind of the project: defaulting, validation.
+    #[command(
+        after_help = "Example:\n  kube-scaffold create webhook --group webapp --version v1 --kind Guestbook --defaulting --programmatic-validation"
+    )]
+    Webhook(CreateWebhookArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CreateWebhookArgs {
+    /// The kind's API group, as `create api` took it (`webapp`, `example.com`).
+    #[arg(long)]
+    pub group: String,
+    /// The kind's version.
+    #[arg(long, default_value = "v1")]
+    pub version: String,
+    /// The kind.
+    #[arg(long)]
+    pub kind: String,
+    /// A defaulting (mutating) webhook: `default` fills in what an object left unset.
+    #[arg(long)]
+    pub defaulting: bool,
+    /// A validating webhook: `validate_create`, `validate_update` and `validate_delete`.
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// A conversion webhook between the kind's versions (not there yet).
+    #[arg(long)]
+    pub conversion: bool,
+    /// With `--conversion`: the other versions, converted to and from this one.
+    #[arg(long, value_delimiter = ',')]
+    pub spoke: Vec<String>,
+    /// Scaffold the hook's files again if they exist (files you edited are kept).
+    #[arg(long)]
+    pub force: bool,
+    /// With --force, also overwrite the hook's files you edited since they were scaffolded.
+    #[arg(long, requires = "force")]
+    pub overwrite_edited: bool,
+    /// Print the files it would write and a diff of each change; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ use crate::ui;
 pub mod alpha_generate;
 pub mod completion;
 pub mod create_api;
+pub mod create_webhook;
 pub mod init;
 pub mod upgrade;
 pub mod version;
@@ -24,6 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Init(args) => init::run(&root, args),
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, *args),
+        Command::Create(CreateCommand::Webhook(args)) => create_webhook::run(&root, args),
         Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate::run(&root, args),
         Command::Upgrade(args) | Command::Alpha(AlphaCommand::Update(args)) => {
             upgrade::run(&root, args)
@@ -275,6 +277,28 @@ mod tests {
             *used.entry(spec.template.clone()).or_default() += 1;
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(text.contains("containerPort: 11211"), "{text}");
+        }
+        // Both kinds of webhook, for a kind of the project.
+        let earlier = [Step::CreateApi(api_inputs(true))];
+        let webhook = crate::model::project::WebhookInputs {
+            group: "web-app".into(),
+            version: "v1".into(),
+            kind: "HTTPRoute".into(),
+            defaulting: true,
+            validation: true,
+            force: false,
+        };
+        let context =
+            plugins::WebhookContext::new(&init_inputs(), &webhook, String::new(), &earlier)
+                .unwrap();
+        let mut plan = Plan::default();
+        for plugin in BUNDLE {
+            plugin.create_webhook(&mut plan, &context);
+        }
+        for spec in &plan.files {
+            *used.entry(spec.template.clone()).or_default() += 1;
+            let text = templates.render(&spec.template, &context).unwrap();
+            assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
         for plan in plugins::v1::plans() {
             for spec in &plan.files {

@@ -118,6 +118,91 @@ const CHILD_VERBS: &[&str] = &[
     "get", "list", "watch", "create", "update", "patch", "delete",
 ];
 
+/// One admission webhook, as the generated `webhook::Hook` names and registers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hook {
+    pub mutating: bool,
+    /// `<m|v><kind>-<version>.<group>`.
+    pub name: String,
+    /// `/<mutate|validate>-<group, dots as dashes>-<version>-<kind>`.
+    pub path: String,
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+}
+
+impl Hook {
+    pub fn new(mutating: bool, group: &str, version: &str, kind: &str, plural: &str) -> Self {
+        let kind = kind.to_lowercase();
+        let (prefix, path) = match mutating {
+            true => ("m", "mutate"),
+            false => ("v", "validate"),
+        };
+        Self {
+            mutating,
+            name: format!("{prefix}{kind}-{version}.{group}"),
+            path: format!("/{path}-{}-{version}-{kind}", group.replace('.', "-")),
+            group: group.to_string(),
+            version: version.to_string(),
+            plural: plural.to_string(),
+        }
+    }
+}
+
+/// `config/webhook/manifests.yaml` as `make manifests` writes it from `webhook::configurations`:
+/// a mutating and a validating configuration (each only with hooks), `failurePolicy: Fail`.
+pub fn webhook_manifests(hooks: &[Hook]) -> String {
+    let webhook = |hook: &Hook| {
+        serde_json::json!({
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {"service": {
+                "name": "webhook-service",
+                "namespace": "system",
+                "path": hook.path,
+            }},
+            "failurePolicy": "Fail",
+            "name": hook.name,
+            "rules": [{
+                "apiGroups": [hook.group],
+                "apiVersions": [hook.version],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": [hook.plural],
+            }],
+            "sideEffects": "None",
+        })
+    };
+    let mut documents = Vec::new();
+    for (mutating, kind, name) in [
+        (
+            true,
+            "MutatingWebhookConfiguration",
+            "mutating-webhook-configuration",
+        ),
+        (
+            false,
+            "ValidatingWebhookConfiguration",
+            "validating-webhook-configuration",
+        ),
+    ] {
+        let webhooks: Vec<serde_json::Value> = hooks
+            .iter()
+            .filter(|h| h.mutating == mutating)
+            .map(webhook)
+            .collect();
+        if webhooks.is_empty() {
+            continue;
+        }
+        let configuration = serde_json::json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": name},
+            "webhooks": webhooks,
+        });
+        documents.push(serde_saphyr::to_string(&configuration).expect("JSON serializes as YAML"));
+    }
+    format!("{HEADER}{}", documents.join("---\n"))
+}
+
 /// A kind's CRD (`existing`) with the one version of `rendered` (a one-version CRD of the same
 /// kind) added after the others, as `api::crds()` merges the versions of a kind: if the new
 /// version is stored, no other is. A version the CRD already has is kept as it is (it is

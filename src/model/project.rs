@@ -77,9 +77,49 @@ pub enum License {
 /// A command that added to the project, with every input it was given.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "command")]
+// A project holds a few dozen commands at most: boxing the larger one would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     #[serde(rename = "create api")]
     CreateApi(ApiInputs),
+    #[serde(rename = "create webhook")]
+    CreateWebhook(WebhookInputs),
+}
+
+impl Command {
+    /// A `create api`'s inputs.
+    pub fn api(&self) -> Option<&ApiInputs> {
+        match self {
+            Command::CreateApi(api) => Some(api),
+            Command::CreateWebhook(_) => None,
+        }
+    }
+
+    /// A `create webhook`'s inputs.
+    pub fn webhook(&self) -> Option<&WebhookInputs> {
+        match self {
+            Command::CreateWebhook(webhook) => Some(webhook),
+            Command::CreateApi(_) => None,
+        }
+    }
+}
+
+/// `create webhook`'s inputs, validated: the hooks it added for one kind.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookInputs {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// A defaulting webhook (`--defaulting`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defaulting: bool,
+    /// A validating webhook (`--programmatic-validation`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    /// The hooks' files were scaffolded again over existing ones (`--force`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
 }
 
 /// `create api`'s inputs, validated.
@@ -211,7 +251,14 @@ impl Project {
 
     /// Reads the files commands took as input and the project keeps (CRDs).
     fn read_inputs(&mut self, root: &Path) -> anyhow::Result<()> {
-        for Command::CreateApi(api) in &mut self.commands {
+        for api in self
+            .commands
+            .iter_mut()
+            .filter_map(|command| match command {
+                Command::CreateApi(api) => Some(api),
+                Command::CreateWebhook(_) => None,
+            })
+        {
             let read = |path: &str| {
                 std::fs::read_to_string(root.join(path)).map_err(|err| {
                     user_error(
@@ -340,7 +387,7 @@ impl Resource {
 /// `--storage-version`.
 pub fn stored_version(commands: &[Command], group: &str, kind: &str) -> Option<String> {
     let mut stored: Option<String> = None;
-    for Command::CreateApi(api) in commands {
+    for api in commands.iter().filter_map(Command::api) {
         let ours = api.group == group && api.kind == kind && api.resource;
         if ours && (stored.is_none() || api.storage_version) {
             stored = Some(api.version.clone());
@@ -352,7 +399,7 @@ pub fn stored_version(commands: &[Command], group: &str, kind: &str) -> Option<S
 /// What `commands` made of each group/version/kind, in the order each first appeared.
 pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
     let mut resources: Vec<Resource> = Vec::new();
-    for Command::CreateApi(api) in commands {
+    for api in commands.iter().filter_map(Command::api) {
         // An adopted CRD's other versions: types without a controller.
         for version in api.versions.iter().filter(|v| **v != api.version) {
             resources.push(Resource {

@@ -6,7 +6,7 @@ use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::tree::Tree;
 
-use super::{ApiContext, InitContext, Plugin};
+use super::{ApiContext, InitContext, Plugin, WebhookContext};
 
 /// The license header's template, rendered first: it goes to `hack/` and atop every source.
 pub const BOILERPLATE_TEMPLATE: &str = "v2/init/hack/boilerplate.rs.txt.tera";
@@ -17,6 +17,8 @@ pub const BOILERPLATE: &str = crate::model::project::BOILERPLATE;
 pub const API_MOD: &str = "src/api/mod.rs";
 /// The module of every controller, and the manager's list of them.
 pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
+/// The webhook server, and the list of every webhook.
+pub const WEBHOOK_MOD: &str = "src/webhook/mod.rs";
 /// The mocked API server of the controllers' tests.
 pub const MOCK: &str = "src/controller/mock.rs";
 
@@ -26,6 +28,8 @@ pub const CRDS: Marker = Marker::new(API_MOD, "crds");
 pub const CONTROLLER_MODULES: Marker = Marker::new(CONTROLLER_MOD, "controller-modules");
 pub const CONTROLLERS: Marker = Marker::new(CONTROLLER_MOD, "controllers");
 pub const RBAC_RULES: Marker = Marker::new(CONTROLLER_MOD, "rbac-rules");
+pub const WEBHOOK_MODULES: Marker = Marker::new(WEBHOOK_MOD, "webhook-modules");
+pub const WEBHOOKS: Marker = Marker::new(WEBHOOK_MOD, "webhooks");
 /// In each group's and each version's `mod.rs`.
 const API_VERSIONS: &str = "api-versions";
 const API_KINDS: &str = "api-kinds";
@@ -48,6 +52,7 @@ const INIT_FILES: &[(&str, &str)] = &[
     ("v2/init/src/api/mod.rs.tera", API_MOD),
     ("v2/init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
     ("v2/init/src/controller/mod.rs.tera", CONTROLLER_MOD),
+    ("v2/init/src/webhook/mod.rs.tera", WEBHOOK_MOD),
     ("v2/init/src/controller/children.rs.tera", "src/controller/children.rs"),
     ("v2/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
     ("v2/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
@@ -155,6 +160,26 @@ impl Plugin for Base {
             plan.insert(RBAC_RULES, format!("{kind}::rbac_rules(),"));
         }
         Ok(())
+    }
+
+    fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) {
+        plan_webhook(plan, c);
+    }
+}
+
+/// `create webhook`'s Rust: a module per hook, listed in `webhook::hooks()`.
+fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
+    let own = own_files(c.force);
+    for (module, template) in [
+        (&c.defaulter, "v2/webhook/src/webhook/defaulter.rs.tera"),
+        (&c.validator, "v2/webhook/src/webhook/validator.rs.tera"),
+    ] {
+        let Some(module) = module else {
+            continue;
+        };
+        plan.file(template, format!("src/webhook/{module}.rs"), own);
+        plan.insert(WEBHOOK_MODULES, format!("pub mod {module};\n\n"));
+        plan.insert(WEBHOOKS, format!("{module}::hook(),"));
     }
 }
 

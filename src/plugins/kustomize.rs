@@ -8,7 +8,7 @@ use crate::scaffold::tree::Tree;
 use crate::ui;
 
 use super::base::own_files;
-use super::{ApiContext, InitContext, Plugin};
+use super::{ApiContext, InitContext, Plugin, WebhookContext};
 
 const DEFAULT: &str = "config/default/kustomization.yaml";
 const CRD: &str = "config/crd/kustomization.yaml";
@@ -19,6 +19,98 @@ pub const DEFAULT_CRD: Marker = Marker::new(DEFAULT, "crd");
 pub const CRD_RESOURCES: Marker = Marker::new(CRD, "crdkustomizeresource");
 pub const SAMPLE_RESOURCES: Marker = Marker::new(SAMPLES, "manifestskustomizesamples");
 pub const RBAC_ROLES: Marker = Marker::new(RBAC, "rbac-roles");
+pub const DEFAULT_WEBHOOK: Marker = Marker::new(DEFAULT, "webhook");
+pub const DEFAULT_PATCHES: Marker = Marker::new(DEFAULT, "default-patches");
+/// In the `replacements` that the first webhook adds to config/default.
+pub const CA_INJECTION: Marker = Marker::new(DEFAULT, "ca-injection");
+
+/// The files the first webhook adds: (template under `scaffolds/`, destination).
+#[rustfmt::skip]
+const WEBHOOK_FILES: &[(&str, &str)] = &[
+    ("v2/webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml"),
+    ("v2/webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml"),
+    ("v2/webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml"),
+    ("v2/webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml"),
+    ("v2/webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml"),
+    ("v2/webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml"),
+    ("v2/webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml"),
+    ("v2/webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
+];
+
+/// What the first webhook adds to config/default: the manager's patch, and the replacements
+/// that name the webhook Service in the Certificate and have cert-manager inject its CA.
+const WEBHOOK_SECTIONS: &str = "patches:
+# [WEBHOOK] The manager serves the webhooks with the certificate cert-manager issues.
+- path: manager_webhook_patch.yaml
+  target:
+    kind: Deployment
+    name: controller-manager
+
+replacements:
+# [CERTMANAGER] The Certificate's DNS names are the webhook Service's.
+- source:
+    kind: Service
+    version: v1
+    name: webhook-service
+    fieldPath: .metadata.name
+  targets:
+  - select:
+      kind: Certificate
+      group: cert-manager.io
+      version: v1
+      name: serving-cert
+    fieldPaths:
+    - .spec.dnsNames.0
+    - .spec.dnsNames.1
+    options:
+      delimiter: '.'
+      index: 0
+      create: true
+- source:
+    kind: Service
+    version: v1
+    name: webhook-service
+    fieldPath: .metadata.namespace
+  targets:
+  - select:
+      kind: Certificate
+      group: cert-manager.io
+      version: v1
+      name: serving-cert
+    fieldPaths:
+    - .spec.dnsNames.0
+    - .spec.dnsNames.1
+    options:
+      delimiter: '.'
+      index: 1
+      create: true
+# [CERTMANAGER] cert-manager injects its CA into each webhook configuration:
+";
+
+/// The replacements that have cert-manager inject its CA into the configuration `kind`.
+fn ca_injection(kind: &str) -> String {
+    let target = |field: &str, index: u8| {
+        format!(
+            "- source:
+    kind: Certificate
+    group: cert-manager.io
+    version: v1
+    name: serving-cert
+    fieldPath: .metadata.{field}
+  targets:
+  - select:
+      kind: {kind}
+    fieldPaths:
+    - .metadata.annotations.[cert-manager.io/inject-ca-from]
+    options:
+      delimiter: '/'
+      index: {index}
+      create: true
+"
+        )
+    };
+    format!("{}{}", target("namespace", 0), target("name", 1))
+}
 
 /// The files `init` writes: (template under `scaffolds/`, destination).
 #[rustfmt::skip]
@@ -117,7 +209,35 @@ impl Plugin for Kustomize {
         }
         Ok(())
     }
+
+    fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) {
+        plan_webhook(plan, c);
+    }
 }
+
+/// The webhook plugin's share of `config/`: the Service, the configurations, cert-manager's
+/// certificate, and config/default wired to them.
+pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
+    for (template, dest) in WEBHOOK_FILES {
+        plan.file(template, *dest, IfExists::Skip);
+    }
+    plan.computed(WEBHOOK_MANIFESTS, manifests::webhook_manifests(&c.hooks));
+    plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../certmanager");
+    plan.insert(DEFAULT_PATCHES, WEBHOOK_SECTIONS);
+    // A fragment of its own: what is inserted above it must not split the sections above.
+    plan.insert(DEFAULT_PATCHES, "# +kube-scaffold:scaffold:ca-injection");
+    for (mutating, kind) in [
+        (true, "MutatingWebhookConfiguration"),
+        (false, "ValidatingWebhookConfiguration"),
+    ] {
+        if c.hooks.iter().any(|h| h.mutating == mutating) {
+            plan.insert(CA_INJECTION, ca_injection(kind));
+        }
+    }
+}
+
+/// The webhook configurations, as `make manifests` writes them.
+pub const WEBHOOK_MANIFESTS: &str = "config/webhook/manifests.yaml";
 
 /// The manager's ClusterRole with the rules of the kind's controller, if `role.yaml` is still
 /// as `make manifests` wrote it; else a note, and the file is left for `make manifests`.

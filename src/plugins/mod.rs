@@ -15,7 +15,8 @@ use crate::model::manifests;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::{
-    ApiInputs, Command, InitInputs, License, Project, Resource, resources_of, stored_version,
+    ApiInputs, Command, InitInputs, License, Project, Resource, WebhookInputs, resources_of,
+    stored_version,
 };
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::plan::Plan;
@@ -37,6 +38,8 @@ pub trait Plugin {
     fn init(&self, plan: &mut Plan, c: &InitContext);
     /// `create api`'s files and inserts; `tree` holds the project as it is.
     fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()>;
+    /// `create webhook`'s files and inserts.
+    fn create_webhook(&self, _plan: &mut Plan, _c: &WebhookContext) {}
 }
 
 /// The plugins every project is scaffolded with.
@@ -179,6 +182,36 @@ pub struct AdoptedVersion {
     pub version: String,
     pub types: String,
     pub served: bool,
+}
+
+/// Everything the `webhook` templates see, computed from `create webhook`'s inputs.
+#[derive(Serialize)]
+pub struct WebhookContext {
+    pub crate_name: String,
+    pub project_name: String,
+    pub header: String,
+    pub kind: String,
+    pub kind_lower: String,
+    pub version: String,
+    pub qualified_group: String,
+    pub plural: String,
+    /// The kind's Rust type: `crate::api::<group>::<version>::<Kind>`.
+    pub type_path: String,
+    /// The modules of this command's hooks: `<kind>_<version>_defaulter` / `..._validator`.
+    pub defaulter: Option<String>,
+    pub validator: Option<String>,
+    /// The paths the API server posts this kind's reviews to.
+    pub mutate_path: String,
+    pub validate_path: String,
+    /// The kind's spec has the scaffolded example field `foo` (else deploy-image's `size`).
+    pub spec_foo: bool,
+    /// `--force`: the hooks' files replace existing ones.
+    #[serde(skip)]
+    pub force: bool,
+    /// Every hook of the project once this command ran, in the order `webhook::hooks()`
+    /// lists them: what `config/webhook/manifests.yaml` registers.
+    #[serde(skip)]
+    pub hooks: Vec<manifests::Hook>,
 }
 
 /// The deploy-image plugin's inputs, as the templates see them.
@@ -573,20 +606,22 @@ fn project_rules(
     earlier: &[Command],
     api: &ApiInputs,
 ) -> anyhow::Result<Vec<manifests::Rule>> {
-    let all: Vec<&ApiInputs> = earlier
+    // Each `create api` with the index of the first command after it.
+    let all: Vec<(usize, &ApiInputs)> = earlier
         .iter()
-        .map(|Command::CreateApi(a)| a)
-        .chain([api])
+        .enumerate()
+        .filter_map(|(i, command)| command.api().map(|a| (i + 1, a)))
+        .chain([(earlier.len() + 1, api)])
         .collect();
     let same = |a: &ApiInputs, b: &ApiInputs| {
         (&a.group, &a.version, &a.kind) == (&b.group, &b.version, &b.kind)
     };
     let mut rules = Vec::new();
-    for (i, a) in all.iter().enumerate() {
-        if !a.controller || all[i + 1..].iter().any(|b| b.controller && same(a, b)) {
+    for (i, (after, a)) in all.iter().enumerate() {
+        if !a.controller || all[i + 1..].iter().any(|(_, b)| b.controller && same(a, b)) {
             continue;
         }
-        let known = resources_of(&earlier[..i.min(earlier.len())]);
+        let known = resources_of(&earlier[..(after - 1).min(earlier.len())]);
         let Target {
             group, controls, ..
         } = target(init, a, &known)?;
@@ -624,6 +659,128 @@ pub fn create_api(
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
 
+/// The hooks of `webhook` (after `earlier`), as its templates and the manifests see them.
+fn webhook_hook(
+    init: &InitInputs,
+    webhook: &WebhookInputs,
+    earlier: &[Command],
+    mutating: bool,
+) -> anyhow::Result<manifests::Hook> {
+    let resource = resources_of(earlier)
+        .into_iter()
+        .find(|r| {
+            r.api
+                && (&r.group, &r.version, &r.kind)
+                    == (&webhook.group, &webhook.version, &webhook.kind)
+        })
+        .ok_or_else(|| {
+            crate::error::user_error(
+                format!(
+                    "PROJECT has a webhook for `{}/{} {}`, which no `create api` made",
+                    webhook.group, webhook.version, webhook.kind
+                ),
+                "fix or remove that command in PROJECT",
+            )
+        })?;
+    Ok(manifests::Hook::new(
+        mutating,
+        &gvk::qualified_group(&webhook.group, &init.domain),
+        &webhook.version,
+        &webhook.kind,
+        &resource.plural,
+    ))
+}
+
+/// Every hook `commands` made, in the order `webhook::hooks()` lists them: a hook made again
+/// (`--force`) keeps its place.
+fn project_hooks(init: &InitInputs, commands: &[Command]) -> anyhow::Result<Vec<manifests::Hook>> {
+    let mut hooks: Vec<manifests::Hook> = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        let Some(webhook) = command.webhook() else {
+            continue;
+        };
+        for (wanted, mutating) in [(webhook.defaulting, true), (webhook.validation, false)] {
+            let hook = webhook_hook(init, webhook, &commands[..i], mutating)?;
+            if wanted && !hooks.iter().any(|h| h.name == hook.name) {
+                hooks.push(hook);
+            }
+        }
+    }
+    Ok(hooks)
+}
+
+impl WebhookContext {
+    /// Every name the webhook templates need; `earlier` are the commands before this one (the
+    /// kind is looked up there).
+    pub fn new(
+        init: &InitInputs,
+        webhook: &WebhookInputs,
+        header: String,
+        earlier: &[Command],
+    ) -> anyhow::Result<Self> {
+        let module = |suffix: &str| {
+            format!(
+                "{}_{}_{suffix}",
+                names::snake(&webhook.kind),
+                webhook.version
+            )
+        };
+        let mutate = webhook_hook(init, webhook, earlier, true)?;
+        let validate = webhook_hook(init, webhook, earlier, false)?;
+        let all: Vec<Command> = earlier
+            .iter()
+            .cloned()
+            .chain([Command::CreateWebhook(webhook.clone())])
+            .collect();
+        Ok(WebhookContext {
+            crate_name: names::crate_name(&init.project_name),
+            project_name: init.project_name.clone(),
+            header,
+            kind: webhook.kind.clone(),
+            kind_lower: webhook.kind.to_lowercase(),
+            version: webhook.version.clone(),
+            qualified_group: gvk::qualified_group(&webhook.group, &init.domain),
+            plural: mutate.plural.clone(),
+            type_path: format!(
+                "crate::api::{}::{}::{}",
+                gvk::group_module(&webhook.group),
+                webhook.version,
+                webhook.kind
+            ),
+            defaulter: webhook.defaulting.then(|| module("defaulter")),
+            validator: webhook.validation.then(|| module("validator")),
+            spec_foo: !earlier.iter().filter_map(Command::api).any(|a| {
+                a.resource
+                    && a.deploy_image.is_some()
+                    && (&a.group, &a.version, &a.kind)
+                        == (&webhook.group, &webhook.version, &webhook.kind)
+            }),
+            mutate_path: mutate.path,
+            validate_path: validate.path,
+            force: webhook.force,
+            hooks: project_hooks(init, &all)?,
+        })
+    }
+}
+
+/// Renders `create webhook` onto `tree`.
+pub fn create_webhook(
+    plugins: &[&dyn Plugin],
+    init: &InitInputs,
+    webhook: &WebhookInputs,
+    earlier: &[Command],
+    templates: &Templates,
+    tree: &mut Tree,
+) -> anyhow::Result<Report> {
+    let header = base::read_header(tree)?;
+    let context = WebhookContext::new(init, webhook, header, earlier)?;
+    let mut plan = Plan::default();
+    for plugin in plugins {
+        plugin.create_webhook(&mut plan, &context);
+    }
+    render::render(&plan, templates, &context, tree, &Rustfmt::none())
+}
+
 /// The whole project as the templates of its own layout render it (the current one, or
 /// kube-scaffold 0.1's), from its PROJECT alone.
 pub fn replay_layout(
@@ -655,6 +812,17 @@ pub fn replay(project: &Project, templates: &Templates) -> anyhow::Result<Tree> 
             Command::CreateApi(api) => {
                 let earlier = &project.commands[..i];
                 create_api(&plugins, &project.init, api, earlier, templates, &mut tree)?;
+            }
+            Command::CreateWebhook(webhook) => {
+                let earlier = &project.commands[..i];
+                create_webhook(
+                    &plugins,
+                    &project.init,
+                    webhook,
+                    earlier,
+                    templates,
+                    &mut tree,
+                )?;
             }
         }
     }
@@ -739,30 +907,28 @@ mod tests {
         let mut projects = projects.to_vec();
         // Controllers that own kinds: built-in ones with each builder, a renamed one
         // (`Event`), and kinds of the project, the longest the validators accept.
-        let owner = |group: &str, kind: &str, owns: &[&str]| {
-            Command::CreateApi(ApiInputs {
-                group: group.into(),
-                version: "v1".into(),
-                kind: kind.into(),
-                plural: format!("{}s", kind.to_lowercase()),
-                namespaced: true,
-                resource: true,
-                controller: true,
-                finalizer: false,
-                force: false,
-                owns: owns.iter().map(|o| o.to_string()).collect(),
-                builtin: false,
-                deploy_image: None,
-                external_crd: None,
-                external_crd_text: None,
-                from_crd: None,
-                from_crd_text: None,
-                versions: Vec::new(),
-                storage_version: false,
-            })
+        let owner = |group: &str, kind: &str, owns: &[&str]| ApiInputs {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.into(),
+            plural: format!("{}s", kind.to_lowercase()),
+            namespaced: true,
+            resource: true,
+            controller: true,
+            finalizer: false,
+            force: false,
+            owns: owns.iter().map(|o| o.to_string()).collect(),
+            builtin: false,
+            deploy_image: None,
+            external_crd: None,
+            external_crd_text: None,
+            from_crd: None,
+            from_crd_text: None,
+            versions: Vec::new(),
+            storage_version: false,
         };
         let long_owned = format!("{long_group}.example.com/v1beta1/{long_kind}");
-        projects[2].commands.push(owner(
+        projects[2].commands.push(Command::CreateApi(owner(
             long_group,
             "Site",
             &[
@@ -771,13 +937,11 @@ mod tests {
                 "core/v1/Event",
                 &long_owned,
             ],
-        ));
-        projects[2]
-            .commands
-            .push(owner(long_group, &long_kind[..50], &[&long_owned]));
-        projects[0]
-            .commands
-            .push(owner("a", "C", &["core/v1/Secret", "a.a.io/v1/A"]));
+        )));
+        let site = owner(long_group, &long_kind[..50], &[&long_owned]);
+        projects[2].commands.push(Command::CreateApi(site));
+        let c = owner("a", "C", &["core/v1/Secret", "a.a.io/v1/A"]);
+        projects[0].commands.push(Command::CreateApi(c));
         // deploy-image kinds: every flag, and an image too long for one line.
         for (kind, image) in [
             ("Memcached", "memcached:1.6.26-alpine3.19".to_string()),
@@ -786,7 +950,7 @@ mod tests {
                 format!("registry.example.com/{}:v1", "x".repeat(80)),
             ),
         ] {
-            let Command::CreateApi(mut api) = owner("cache", kind, &["apps/v1/Deployment"]);
+            let mut api = owner("cache", kind, &["apps/v1/Deployment"]);
             api.deploy_image = Some(crate::model::project::DeployImage {
                 image,
                 container_command: Some("memcached,--memory-limit=64,-o,modern,-v".into()),
@@ -798,7 +962,7 @@ mod tests {
         projects[1].plugins.push(deploy_image::KEY.into());
         // A controller for another project's kind, its types from a CRD.
         let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: certificates.cert-manager.io}\nspec:\n  group: cert-manager.io\n  names: {kind: Certificate, plural: certificates}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {secretName: {type: string}}}}}}\n";
-        let Command::CreateApi(mut certificate) = owner("cert-manager.io", "Certificate", &[]);
+        let mut certificate = owner("cert-manager.io", "Certificate", &[]);
         certificate.resource = false;
         certificate.external_crd = Some("hack/crds/cert-manager.io_certificates.yaml".into());
         certificate.external_crd_text = Some(crd.into());
@@ -806,14 +970,38 @@ mod tests {
         // Versions of one kind: v2 of Guestbook without a controller, stored from now on
         // (v1's type says `storage = false`), and a v1beta1 that is not stored.
         for (version, stored) in [("v2", true), ("v1beta1", false)] {
-            let Command::CreateApi(mut guestbook) = owner("webapp", "Guestbook", &[]);
+            let mut guestbook = owner("webapp", "Guestbook", &[]);
             guestbook.version = version.into();
             guestbook.controller = false;
             guestbook.storage_version = stored;
             projects[1].commands.push(Command::CreateApi(guestbook));
         }
+        // Webhooks: both kinds of hook on the longest kind, on a deploy-image kind, and a
+        // validation added later to a kind with a defaulting one.
+        let webhook = |group: &str, version: &str, kind: &str, defaulting, validation| {
+            Command::CreateWebhook(WebhookInputs {
+                group: group.into(),
+                version: version.into(),
+                kind: kind.into(),
+                defaulting,
+                validation,
+                force: false,
+            })
+        };
+        projects[2]
+            .commands
+            .push(webhook(long_group, "v1beta1", long_kind, true, true));
+        projects[1]
+            .commands
+            .push(webhook("cache", "v1", "Memcached", true, true));
+        projects[1]
+            .commands
+            .push(webhook("webapp", "v1", "Guestbook", true, false));
+        projects[1]
+            .commands
+            .push(webhook("webapp", "v1", "Guestbook", false, true));
         // A kind adopted from a CRD, with two versions.
-        let Command::CreateApi(mut backup) = owner("ops.example.org", "Backup", &[]);
+        let mut backup = owner("ops.example.org", "Backup", &[]);
         backup.from_crd = Some("hack/crds/ops.example.org_backups.yaml".into());
         backup.from_crd_text = Some(include_str!("../../tests/fixtures/crds/backup.yaml").into());
         backup.versions = vec!["v1alpha1".into(), "v1".into()];

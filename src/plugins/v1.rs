@@ -121,7 +121,7 @@ struct ApiContext {
 pub fn replay(project: &Project, templates: &Templates, rustfmt: &Rustfmt) -> anyhow::Result<Tree> {
     let mut tree = Tree::empty();
     init(&project.init, templates, &mut tree, rustfmt)?;
-    for Command::CreateApi(api) in &project.commands {
+    for api in project.commands.iter().filter_map(Command::api) {
         create_api(&project.init, api, templates, &mut tree, rustfmt)?;
     }
     Ok(tree)

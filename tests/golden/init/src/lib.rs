@@ -20,3 +20,4 @@ pub mod health;
 pub mod leader;
 pub mod metrics;
 pub mod server;
+pub mod webhook;

@@ -12,10 +12,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The manager: checks the cluster, serves health probes and metrics, optionally waits to
+//! The manager: checks the cluster, serves health probes, metrics and webhooks, optionally waits to
 //! lead, and runs every controller of this project until SIGTERM or Ctrl-C. It exits non-zero
 //! when a controller stops on its own or leadership is lost, so that Kubernetes restarts it.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +33,7 @@ use guestbook::leader::Timing;
 use guestbook::metrics;
 use guestbook::server;
 use guestbook::server::BindAddress;
+use guestbook::webhook;
 
 /// The default name of the leader-election Lease: `<package>-leader-election`.
 const LEADER_ELECTION_ID: &str = concat!(env!("CARGO_PKG_NAME"), "-leader-election");
@@ -47,6 +49,16 @@ struct Args {
     /// Where the health probes (/healthz, /readyz) are served.
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
     health_probe_bind_address: BindAddress,
+    /// Where the webhooks are served (HTTPS), if the project has any; `0` turns them off.
+    #[arg(long, env = "WEBHOOK_BIND_ADDRESS", default_value = ":9443")]
+    webhook_bind_address: BindAddress,
+    /// The directory of the webhooks' serving certificate: `tls.crt` and `tls.key`.
+    #[arg(
+        long,
+        env = "WEBHOOK_CERT_PATH",
+        default_value = "/tmp/k8s-webhook-server/serving-certs"
+    )]
+    webhook_cert_path: PathBuf,
     /// Run the controllers only while holding a Lease, so that one replica of several works.
     #[arg(long)]
     leader_elect: bool,
@@ -111,6 +123,13 @@ async fn main() -> anyhow::Result<()> {
     server::serve(
         args.metrics_bind_address,
         metrics::router(ctx.metrics.clone()),
+    )?;
+    // Every replica answers webhooks, leader or not.
+    webhook::serve(
+        args.webhook_bind_address,
+        &args.webhook_cert_path,
+        webhook::hooks(),
+        ctx.shutdown.clone(),
     )?;
 
     let mut elector = None;

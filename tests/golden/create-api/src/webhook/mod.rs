@@ -1,0 +1,539 @@
+// Copyright 2026 The Guestbook Authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! Admission webhooks: the server the API server posts its AdmissionReviews to, over TLS, and
+//! the configurations `make manifests` writes to `config/webhook/manifests.yaml`.
+//! `kube-scaffold create webhook` adds a hook per kind and kind of hook, each in its module.
+//!
+//! The serving certificate is read from `--webhook-cert-path` (`tls.crt` and `tls.key`, as
+//! cert-manager writes them into the Secret the manager mounts) and read again when the files
+//! change. HTTP/1.1 only: HTTP/2 stays off, as in kubebuilder (CVE-2023-44487).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use axum::extract::State;
+use axum::routing::post;
+use axum::{Json, Router};
+use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
+    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
+};
+use kube::Resource;
+use kube::api::ObjectMeta;
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::rustls::crypto::CryptoProvider;
+use tokio_rustls::rustls::pki_types::pem::PemObject as _;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{self, BindAddress};
+
+// +kube-scaffold:scaffold:webhook-modules
+
+/// Every webhook of the project: what the server answers, and what `make manifests` registers.
+pub fn hooks() -> Vec<Hook> {
+    vec![
+        // +kube-scaffold:scaffold:webhooks
+    ]
+}
+
+/// What a validator says of an object: allowed, with warnings for whoever sent it, or denied,
+/// with the reason.
+pub type Verdict = Result<Vec<String>, String>;
+
+/// A validator's answers to the operations on an object of kind `K`.
+pub struct Validator<K> {
+    pub create: fn(&K) -> Verdict,
+    /// `(old, new)`.
+    pub update: fn(&K, &K) -> Verdict,
+    pub delete: fn(&K) -> Verdict,
+}
+
+/// How a hook answers a review.
+type Answer = Box<dyn Fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse + Send + Sync>;
+
+/// One webhook: where the API server posts reviews of which objects, and how it answers.
+pub struct Hook {
+    /// `/mutate-<group>-<version>-<kind>` or `/validate-...`, with dashes for dots.
+    pub path: String,
+    /// A defaulting (mutating) webhook, else a validating one.
+    pub mutating: bool,
+    /// The webhook's name in its configuration: `<m|v><kind>-<version>.<group>`.
+    pub name: String,
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    /// The operations the API server sends for review (`CREATE`, `UPDATE`, `DELETE`).
+    pub operations: Vec<String>,
+    answer: Answer,
+}
+
+impl Hook {
+    /// A defaulting webhook for `K`: `default` sets what an object left unset; the API server
+    /// gets the difference as a JSON patch.
+    pub fn defaulting<K>(default: fn(&mut K)) -> Self
+    where
+        K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + 'static,
+    {
+        let answer = move |request: &AdmissionRequest<DynamicObject>| {
+            let response = AdmissionResponse::from(request);
+            let Some(object) = &request.object else {
+                return response;
+            };
+            let before = match serde_json::to_value(object) {
+                Ok(value) => value,
+                Err(err) => return response.deny(err),
+            };
+            let mut typed: K = match serde_json::from_value(before.clone()) {
+                Ok(typed) => typed,
+                Err(err) => return response.deny(format!("the object is invalid: {err}")),
+            };
+            default(&mut typed);
+            let after = match serde_json::to_value(&typed) {
+                Ok(value) => value,
+                Err(err) => return response.deny(err),
+            };
+            let patch = json_patch::diff(&before, &after);
+            if patch.0.is_empty() {
+                return response;
+            }
+            response
+                .with_patch(patch)
+                .unwrap_or_else(|err| AdmissionResponse::from(request).deny(err))
+        };
+        Self::of::<K>(true, &["CREATE", "UPDATE"], Box::new(answer))
+    }
+
+    /// A validating webhook for `K`, which answers creates and updates (add `DELETE` to
+    /// `operations` to be asked about deletes too).
+    pub fn validating<K>(validator: Validator<K>) -> Self
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + 'static,
+    {
+        let answer = move |request: &AdmissionRequest<DynamicObject>| {
+            let response = AdmissionResponse::from(request);
+            let typed = |object: &Option<DynamicObject>| -> Result<K, String> {
+                let object = object
+                    .as_ref()
+                    .ok_or("the review has no object".to_string())?;
+                let value = serde_json::to_value(object).map_err(|err| err.to_string())?;
+                serde_json::from_value(value).map_err(|err| format!("the object is invalid: {err}"))
+            };
+            let verdict = match request.operation {
+                Operation::Create => {
+                    typed(&request.object).and_then(|new| (validator.create)(&new))
+                }
+                Operation::Update => typed(&request.old_object).and_then(|old| {
+                    typed(&request.object).and_then(|new| (validator.update)(&old, &new))
+                }),
+                Operation::Delete => {
+                    typed(&request.old_object).and_then(|old| (validator.delete)(&old))
+                }
+                Operation::Connect => Ok(Vec::new()),
+            };
+            match verdict {
+                Ok(warnings) if warnings.is_empty() => response,
+                Ok(warnings) => {
+                    let mut response = response;
+                    response.warnings = Some(warnings);
+                    response
+                }
+                Err(reason) => response.deny(reason),
+            }
+        };
+        Self::of::<K>(false, &["CREATE", "UPDATE"], Box::new(answer))
+    }
+
+    fn of<K: Resource<DynamicType = ()>>(
+        mutating: bool,
+        operations: &[&str],
+        answer: Answer,
+    ) -> Self {
+        let (group, version, kind) = (K::group(&()), K::version(&()), K::kind(&()));
+        let (prefix, path) = match mutating {
+            true => ("m", "mutate"),
+            false => ("v", "validate"),
+        };
+        let kind = kind.to_lowercase();
+        Self {
+            path: format!("/{path}-{}-{version}-{kind}", group.replace('.', "-")),
+            mutating,
+            name: format!("{prefix}{kind}-{version}.{group}"),
+            group: group.to_string(),
+            version: version.to_string(),
+            plural: K::plural(&()).to_string(),
+            operations: operations.iter().map(|op| op.to_string()).collect(),
+            answer,
+        }
+    }
+
+    /// The answer to one AdmissionReview.
+    pub fn review(&self, review: AdmissionReview<DynamicObject>) -> AdmissionReview<DynamicObject> {
+        let request: Result<AdmissionRequest<DynamicObject>, _> = review.try_into();
+        let response = match request {
+            Ok(request) => (self.answer)(&request),
+            Err(err) => AdmissionResponse::invalid(err),
+        };
+        response.into_review()
+    }
+
+    fn rule(&self) -> RuleWithOperations {
+        RuleWithOperations {
+            api_groups: Some(vec![self.group.clone()]),
+            api_versions: Some(vec![self.version.clone()]),
+            operations: Some(self.operations.clone()),
+            resources: Some(vec![self.plural.clone()]),
+            ..RuleWithOperations::default()
+        }
+    }
+
+    /// Where the API server finds the hook: the manager's `webhook-service`.
+    fn client_config(&self) -> WebhookClientConfig {
+        WebhookClientConfig {
+            service: Some(ServiceReference {
+                name: "webhook-service".into(),
+                namespace: "system".into(),
+                path: Some(self.path.clone()),
+                ..ServiceReference::default()
+            }),
+            ..WebhookClientConfig::default()
+        }
+    }
+}
+
+/// The webhook configurations of `hooks`, as `make manifests` writes them: one mutating and
+/// one validating configuration (each only if it has a hook). A hook the manager cannot
+/// answer fails the request (`failurePolicy: Fail`), as kubebuilder's do.
+pub fn configurations(
+    hooks: &[Hook],
+) -> (
+    Option<MutatingWebhookConfiguration>,
+    Option<ValidatingWebhookConfiguration>,
+) {
+    let meta = |name: &str| ObjectMeta {
+        name: Some(name.into()),
+        ..ObjectMeta::default()
+    };
+    let mutating: Vec<MutatingWebhook> = hooks
+        .iter()
+        .filter(|hook| hook.mutating)
+        .map(|hook| MutatingWebhook {
+            admission_review_versions: vec!["v1".into()],
+            client_config: hook.client_config(),
+            failure_policy: Some("Fail".into()),
+            name: hook.name.clone(),
+            rules: Some(vec![hook.rule()]),
+            side_effects: "None".into(),
+            ..MutatingWebhook::default()
+        })
+        .collect();
+    let validating: Vec<ValidatingWebhook> = hooks
+        .iter()
+        .filter(|hook| !hook.mutating)
+        .map(|hook| ValidatingWebhook {
+            admission_review_versions: vec!["v1".into()],
+            client_config: hook.client_config(),
+            failure_policy: Some("Fail".into()),
+            name: hook.name.clone(),
+            rules: Some(vec![hook.rule()]),
+            side_effects: "None".into(),
+            ..ValidatingWebhook::default()
+        })
+        .collect();
+    let mutating = (!mutating.is_empty()).then(|| MutatingWebhookConfiguration {
+        metadata: meta("mutating-webhook-configuration"),
+        webhooks: Some(mutating),
+    });
+    let validating = (!validating.is_empty()).then(|| ValidatingWebhookConfiguration {
+        metadata: meta("validating-webhook-configuration"),
+        webhooks: Some(validating),
+    });
+    (mutating, validating)
+}
+
+/// Serves `hooks` over TLS on `address` until `shutdown`, with the certificate in `cert_dir`;
+/// nothing when there is no hook or the address is `0`. Fails at once if the certificate
+/// cannot be read or the address is taken.
+pub fn serve(
+    address: BindAddress,
+    cert_dir: &Path,
+    hooks: Vec<Hook>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    if hooks.is_empty() {
+        return Ok(());
+    }
+    let certificate = Arc::new(Certificate::read(cert_dir)?);
+    let Some(listener) = server::listen(address)? else {
+        return Ok(());
+    };
+    let mut config = ServerConfig::builder()
+        .with_no_client_auth()
+        .with_cert_resolver(certificate.clone());
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let app = router(hooks);
+    tracing::info!(%address, "serving webhooks");
+    tokio::spawn(certificate.keep_fresh(shutdown.clone()));
+    tokio::spawn(async move {
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "webhook server: accept failed");
+                        continue;
+                    }
+                },
+                () = shutdown.cancelled() => return,
+            };
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            tokio::spawn(async move {
+                let stream = match acceptor.accept(stream).await {
+                    Ok(stream) => stream,
+                    Err(err) => {
+                        tracing::debug!(error = %err, %peer, "webhook server: TLS handshake failed");
+                        return;
+                    }
+                };
+                let service = TowerToHyperService::new(app);
+                let connection = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service);
+                if let Err(err) = connection.await {
+                    tracing::debug!(error = %err, %peer, "webhook server: connection failed");
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
+/// One route per hook, each answering the AdmissionReviews posted to its path.
+pub fn router(hooks: Vec<Hook>) -> Router {
+    let mut router = Router::new();
+    for hook in hooks {
+        let path = hook.path.clone();
+        let answer = |State(hook): State<Arc<Hook>>,
+                      Json(review): Json<AdmissionReview<DynamicObject>>| async move {
+            Json(hook.review(review))
+        };
+        router = router.route(&path, post(answer).with_state(Arc::new(hook)));
+    }
+    router
+}
+
+/// The serving certificate and key, as files; `resolve` hands out the last that was read.
+#[derive(Debug)]
+struct Certificate {
+    cert: PathBuf,
+    key: PathBuf,
+    /// The files' modification times when read, and what was read.
+    current: RwLock<(Option<SystemTime>, Arc<CertifiedKey>)>,
+}
+
+/// How often the certificate's files are checked for a renewal.
+const CERT_CHECK: Duration = Duration::from_secs(10);
+
+impl Certificate {
+    fn read(dir: &Path) -> anyhow::Result<Self> {
+        let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+        let loaded = load(&cert, &key)?;
+        let current = RwLock::new((modified(&cert), loaded));
+        Ok(Self { cert, key, current })
+    }
+
+    /// Reads the files again whenever they changed, until `shutdown`.
+    async fn keep_fresh(self: Arc<Self>, shutdown: CancellationToken) {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(CERT_CHECK) => {}
+                () = shutdown.cancelled() => return,
+            }
+            let seen = modified(&self.cert);
+            if seen == self.current.read().expect("not poisoned").0 {
+                continue;
+            }
+            match load(&self.cert, &self.key) {
+                Ok(loaded) => {
+                    *self.current.write().expect("not poisoned") = (seen, loaded);
+                    tracing::info!(cert = %self.cert.display(), "webhook certificate reloaded");
+                }
+                Err(err) => tracing::warn!(error = %err, "webhook certificate not reloaded"),
+            }
+        }
+    }
+}
+
+impl ResolvesServerCert for Certificate {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.read().expect("not poisoned").1.clone())
+    }
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn load(cert: &Path, key: &Path) -> anyhow::Result<Arc<CertifiedKey>> {
+    let help = "pass --webhook-cert-path with the directory of tls.crt and tls.key";
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .with_context(|| {
+            format!(
+                "cannot read the webhook certificate {}: {help}",
+                cert.display()
+            )
+        })?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("cannot read the webhook key {}: {help}", key.display()))?;
+    let provider = CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(tokio_rustls::rustls::crypto::ring::default_provider()));
+    let certified = CertifiedKey::from_der(certs, key, &provider)
+        .context("the webhook certificate does not match its key")?;
+    Ok(Arc::new(certified))
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio_rustls::TlsConnector;
+    use tokio_rustls::rustls::{ClientConfig, RootCertStore};
+
+    use super::*;
+
+    fn label(cm: &mut ConfigMap) {
+        let labels = cm.metadata.labels.get_or_insert_default();
+        labels.entry("defaulted".into()).or_insert("yes".into());
+    }
+
+    fn review(object: serde_json::Value) -> String {
+        serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+                "object": object,
+            }
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_hook_is_named_and_registered_as_kubebuilder_does() {
+        let hook = Hook::defaulting::<ConfigMap>(label);
+        assert_eq!(hook.path, "/mutate--v1-configmap");
+        assert_eq!(hook.name, "mconfigmap-v1.");
+        let (mutating, validating) = configurations(&[hook]);
+        assert!(validating.is_none());
+        let webhook = &mutating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(webhook.failure_policy.as_deref(), Some("Fail"));
+        assert_eq!(webhook.side_effects, "None");
+        let rule = &webhook.rules.as_ref().unwrap()[0];
+        assert_eq!(rule.resources, Some(vec!["configmaps".to_string()]));
+    }
+
+    /// The manager's webhook server, over TLS with a certificate made here: a review posted to
+    /// the hook's path is answered with the JSON patch of the defaults.
+    #[tokio::test]
+    async fn the_server_answers_reviews_over_tls() {
+        let dir = std::env::temp_dir().join(format!("webhook-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            probe.local_addr().unwrap().port()
+        };
+        let address = format!("127.0.0.1:{port}").parse().unwrap();
+        let shutdown = CancellationToken::new();
+        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+        serve(address, &dir, hooks, shutdown.clone()).unwrap();
+
+        let mut roots = RootCertStore::empty();
+        roots.add(made.cert.der().clone()).unwrap();
+        let client = ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let name = "localhost".try_into().unwrap();
+        let connector = TlsConnector::from(Arc::new(client));
+        let mut tls = connector.connect(name, tcp).await.unwrap();
+        let body = review(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "test", "namespace": "default"},
+        }));
+        let request = format!(
+            "POST /mutate--v1-configmap HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        tls.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        tls.read_to_string(&mut answer).await.unwrap();
+        shutdown.cancel();
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        let json = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+        let review: serde_json::Value = serde_json::from_str(json).unwrap();
+        let response = &review["response"];
+        assert_eq!(response["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+        assert_eq!(response["allowed"], true);
+        assert_eq!(response["patchType"], "JSONPatch");
+        // kube writes the patch's bytes as a JSON array, which the API server reads as bytes.
+        let bytes: Vec<u8> = serde_json::from_value(response["patch"].clone()).unwrap();
+        let patch: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let expected = serde_json::json!([
+            {"op": "add", "path": "/metadata/labels", "value": {"defaulted": "yes"}}
+        ]);
+        assert_eq!(patch, expected);
+    }
+
+    #[test]
+    fn a_missing_certificate_is_an_error_that_names_the_flag() {
+        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+        let err = serve(
+            BindAddress::Disabled,
+            Path::new("/nonexistent"),
+            hooks,
+            CancellationToken::new(),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("--webhook-cert-path"),
+            "{err:#}"
+        );
+    }
+}
