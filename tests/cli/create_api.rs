@@ -672,3 +672,59 @@ fn another_version_of_a_kind_joins_its_crd_and_may_become_the_stored_one() {
     let rbac = fs::read_to_string(dir.join("config/rbac/kustomization.yaml")).unwrap();
     assert_eq!(count(&rbac, "guestbook_editor_role.yaml"), 1, "{rbac}");
 }
+
+#[test]
+fn webhooks_are_added_one_kind_at_a_time_and_registered_as_make_manifests_does() {
+    let (_tmp, dir) = with_guestbook();
+    let guestbook = [
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ];
+    let webhook = |hook: &'static str| [&["create", "webhook"][..], &guestbook, &[hook]].concat();
+    kube_scaffold(&dir, &webhook("--defaulting")).success();
+    let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    assert!(
+        manifests.contains("path: /mutate-webapp-mock-com-v1-guestbook")
+            && !manifests.contains("ValidatingWebhookConfiguration"),
+        "{manifests}"
+    );
+    // The same hook again is refused; the other kind of hook is added without `--force`.
+    let again = kube_scaffold(&dir, &webhook("--defaulting")).code(1);
+    assert!(stderr_of(&again).contains("has its `--defaulting` webhook already"));
+    kube_scaffold(&dir, &webhook("--programmatic-validation")).success();
+    let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    assert_eq!(count(&manifests, "\n---\n"), 1, "{manifests}");
+    assert!(
+        manifests.contains("name: vguestbook-v1.webapp.mock.com"),
+        "{manifests}"
+    );
+    let hooks = fs::read_to_string(dir.join("src/webhook/mod.rs")).unwrap();
+    assert!(
+        hooks.contains(
+            "        guestbook_v1_defaulter::hook(),\n        guestbook_v1_validator::hook(),\n"
+        ),
+        "{hooks}"
+    );
+    let default = fs::read_to_string(dir.join("config/default/kustomization.yaml")).unwrap();
+    assert_eq!(count(&default, "replacements:"), 1, "{default}");
+    assert_eq!(
+        count(&default, "      kind: ValidatingWebhookConfiguration"),
+        2,
+        "{default}"
+    );
+    assert_eq!(count(&default, "- ../webhook"), 1, "{default}");
+    // `--force` scaffolds a hook again; the configurations stay as they were.
+    kube_scaffold(&dir, &[&webhook("--defaulting")[..], &["--force"]].concat()).success();
+    let forced = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    assert_eq!(forced, manifests);
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert_eq!(
+        count(&project, "command = \"create webhook\""),
+        3,
+        "{project}"
+    );
+}

@@ -144,6 +144,12 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--owns", "apps/v1/Deployment"], 1, "`--owns` does not apply with `--from-crd`"),
     case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--resource=false"], 1, "`--resource=false` does not apply"),
     case(WithGuestbook, &["create", "api", "--from-crd", GUESTBOOK_CRD], 1, "the kind `Guestbook` of `webapp.mock.com` is already in this project (v1)"),
+    // create webhook
+    case(Initialized, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--defaulting"], 1, "no kind `webapp/v1 Guestbook` in this project"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook"], 1, "no webhook asked for"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--version", "v2", "--kind", "Guestbook", "--defaulting"], 1, "no kind `webapp/v2 Guestbook`"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--conversion", "--spoke", "v2"], 1, "conversion webhooks are not there yet"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--defaulting", "--overwrite-edited"], 2, "--force"),
     // create api for a kind Kubernetes defines
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false"], 1, "has no kind `apps/v1 Deploymnet`"),
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--finalizer"], 1, "`--finalizer` does not apply to `apps/v1 Deployment`"),

@@ -50,9 +50,20 @@ fn tool(name: &str) -> PathBuf {
 
 /// Runs `program args` in `dir`; panics with its output unless it succeeds.
 fn run(dir: &Path, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
+    run_with(dir, program, args, &[])
+}
+
+/// `run`, with `env` set.
+fn run_with(
+    dir: &Path,
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
     let program = program.as_ref();
     let output = Command::new(program)
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
         .env("CARGO_TERM_COLOR", "never")
@@ -75,8 +86,16 @@ fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-/// kubernetes-validate exits 0 on kinds it does not know, so any output is a failure.
-fn assert_valid_manifests(dir: &Path, file: &Path) {
+/// kubernetes-validate exits 0 on kinds it does not know, so any output is a failure. It
+/// knows no cert-manager kinds: those documents are returned, for checks of their own, and the
+/// others validated.
+fn assert_valid_manifests(dir: &Path, file: &Path) -> Vec<String> {
+    let manifests = fs::read_to_string(file).unwrap();
+    let (cert_manager, kubernetes): (Vec<&str>, Vec<&str>) = manifests
+        .split("\n---\n")
+        .partition(|doc| doc.contains("apiVersion: cert-manager.io/"));
+    let file = file.with_extension("kubernetes.yaml");
+    fs::write(&file, kubernetes.join("\n---\n")).unwrap();
     let file = file.to_str().unwrap();
     let output = run(
         dir,
@@ -92,6 +111,7 @@ fn assert_valid_manifests(dir: &Path, file: &Path) {
         said.trim().is_empty(),
         "kubernetes-validate on {file}:\n{said}"
     );
+    cert_manager.into_iter().map(String::from).collect()
 }
 
 /// `kubectl kustomize`: what the generated Makefile uses when no kustomize is installed.
@@ -151,9 +171,9 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test"]));
-    // The shared modules' 24, and Guestbook's six (0.1.0's controller had a finalizer).
+    // The shared modules' 27, and Guestbook's six (0.1.0's controller had a finalizer).
     assert!(
-        tests.contains("test result: ok. 30 passed; 0 failed"),
+        tests.contains("test result: ok. 33 passed; 0 failed"),
         "{tests}"
     );
     run(&dir, "make", &["manifests"]);
@@ -337,6 +357,36 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         ],
     )
     .success();
+    // Webhooks (issue 10): both kinds on Guestbook v1, a defaulting one on deploy-image's
+    // Memcached.
+    let guestbook = [
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ];
+    let hooks = ["--defaulting", "--programmatic-validation"];
+    kube_scaffold(
+        &dir,
+        &[&["create", "webhook"][..], &guestbook, &hooks].concat(),
+    )
+    .success();
+    let memcached = [
+        "--group",
+        "example.com",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Memcached",
+    ];
+    let defaulting = ["--defaulting"];
+    kube_scaffold(
+        &dir,
+        &[&["create", "webhook"][..], &memcached, &defaulting].concat(),
+    )
+    .success();
     // A CRD the user had, adopted as the project's kind: two versions, v1 stored (issue 9).
     kube_scaffold(
         &dir,
@@ -359,10 +409,12 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // Deployment, three for the ConfigMap, two for the Guestbook; for `Memcached`, two of
     // its own and four for its Deployment; two each for the controllers of Deployments and
     // Certificates (and two, ignored until its user gives `object()` a spec, for the adopted
-    // `Backup`: kopium cannot derive `Default` for its enums); the shared modules have 24
-    // between them (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3).
+    // `Backup`: kopium cannot derive `Default` for its enums); two for each defaulting
+    // webhook, three for the validating one; the shared modules have 27 between them
+    // (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3, webhook 3).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
-    let expected = 4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + 24;
+    let expected =
+        4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + (2 + 3 + 2) + 27;
     assert!(
         summary.contains(&format!(
             "test result: ok. {expected} passed; 0 failed; 2 ignored"
@@ -400,8 +452,15 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         .map(String::from),
     );
     let smoke_args: Vec<&str> = smoke_args.iter().map(String::as_str).collect();
-    let checks = text(&run(&dir, "python3", &smoke_args));
-    assert_eq!(checks.matches("ok: ").count(), 13, "{checks}");
+    // With webhooks: the manager serves Guestbook's defaulting webhook over TLS (a certificate
+    // made by openssl), and exits naming the flag without one.
+    let checks = text(&run_with(
+        &dir,
+        "python3",
+        &smoke_args,
+        &[("SMOKE_WEBHOOK", "/mutate-webapp-mock-com-v1-guestbook")],
+    ));
+    assert_eq!(checks.matches("ok: ").count(), 16, "{checks}");
     // Eleven kinds, the four kinds Site and Memcached own, and the controllers of Deployments,
     // Certificates and Backups.
     assert!(
@@ -461,7 +520,8 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     assert!(config_crd.contains("scope: Cluster"), "{config_crd}");
 
     let all = kustomize_build(&dir, "config/default", "all.yaml");
-    assert_valid_manifests(&dir, &all);
+    let cert_manager = assert_valid_manifests(&dir, &all);
+    assert_webhooks_wired(&fs::read_to_string(&all).unwrap(), &cert_manager);
     let samples = kustomize_build(&dir, "config/samples", "samples.yaml");
     let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/tools/check_samples.py");
     let checked = text(&run(
@@ -813,7 +873,7 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
-    assert!(tests.contains("test result: ok. 30 passed"), "{tests}");
+    assert!(tests.contains("test result: ok. 33 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
     let crd = fs::read_to_string(crd).unwrap();
@@ -1005,5 +1065,37 @@ fn schema_differences(
                 out.push(format!("{version} {path}: {key} {what}"));
             }
         }
+    }
+}
+
+/// config/default with webhooks, as kustomize builds it (cert-manager's objects apart): the
+/// Certificate names the webhook Service, cert-manager injects its CA into both
+/// configurations, and the manager mounts the Secret it writes.
+fn assert_webhooks_wired(all: &str, cert_manager: &[String]) {
+    let kinds: Vec<&str> = cert_manager
+        .iter()
+        .filter_map(|doc| doc.lines().find_map(|l| l.strip_prefix("kind: ")))
+        .collect();
+    assert_eq!(kinds, ["Issuer", "Certificate"], "{cert_manager:?}");
+    let certificate = &cert_manager[1];
+    for wanted in [
+        "- guestbook-webhook-service.guestbook-system.svc\n",
+        "- guestbook-webhook-service.guestbook-system.svc.cluster.local\n",
+        "name: guestbook-selfsigned-issuer\n",
+        "secretName: webhook-server-cert\n",
+    ] {
+        assert!(certificate.contains(wanted), "{wanted}: {certificate}");
+    }
+    let injected = "cert-manager.io/inject-ca-from: guestbook-system/guestbook-serving-cert";
+    assert_eq!(all.matches(injected).count(), 2, "{all}");
+    for wanted in [
+        "name: guestbook-mutating-webhook-configuration",
+        "name: guestbook-validating-webhook-configuration",
+        "        name: guestbook-webhook-service\n        namespace: guestbook-system\n        path: /mutate-webapp-mock-com-v1-guestbook",
+        "- --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs",
+        "secretName: webhook-server-cert",
+        "targetPort: 9443",
+    ] {
+        assert!(all.contains(wanted), "{wanted}:\n{all}");
     }
 }

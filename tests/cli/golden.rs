@@ -177,5 +177,18 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_and_versions()
         "Guestbook",
     ];
     create_api(&dir, &[&v2[..], &["--storage-version"]].concat());
+    // Webhooks: defaulting first, validation added later.
+    let guestbook = [
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ];
+    for hook in ["--defaulting", "--programmatic-validation"] {
+        let args = [&["create", "webhook"][..], &guestbook, &[hook]].concat();
+        kube_scaffold(&dir, &args).success();
+    }
     assert_golden(&dir, "owned-kinds");
 }

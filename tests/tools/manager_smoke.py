@@ -8,15 +8,22 @@ ready once its caches have synced, serves metrics, and stops cleanly on SIGTERM;
 standby waiting for a lease it cannot take (the stand-in refuses writes) stops being ready
 after its lease duration, and never reconciles.
 
+With SMOKE_WEBHOOK=<path of the first kind's defaulting webhook>, it also checks the
+webhook server of a project with webhooks: without a certificate the manager exits naming
+--webhook-cert-path; with one (made by openssl), it answers an AdmissionReview posted over
+TLS with the defaults as a JSON patch.
+
 Usage: manager_smoke.py MANAGER_BINARY GROUP/VERSION/PLURAL/KIND[/cluster] ...
 (GROUP `core` for the core group; the first kind is the one listed with an object.)
 Prints one line per check, `ok: ...` or `FAIL: ...`; exits 1 if any failed.
 """
 
+import http.client
 import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -141,11 +148,61 @@ def free_port():
 
 
 def start(binary, config, probes, metrics, *flags):
+    """The manager; its webhooks off unless `flags` name --webhook-bind-address."""
     env = dict(os.environ, KUBECONFIG=config, RUST_LOG=os.environ.get("SMOKE_LOG", "info"))
+    if not any(f.startswith("--webhook-bind-address") for f in flags):
+        flags = (*flags, "--webhook-bind-address=0")
     return subprocess.Popen(
         [binary, f"--health-probe-bind-address=127.0.0.1:{probes}",
          f"--metrics-bind-address=127.0.0.1:{metrics}", *flags],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def check_webhooks(binary, work, resources, path):
+    """The webhook server, through the manager binary: no certificate, then one from openssl."""
+    group, version, plural, kind, namespaced = resources[0]
+    server = serve(resources)
+    config = kubeconfig(work, server.server_address[1])
+    certs = os.path.join(work, "certs")
+    os.makedirs(certs, exist_ok=True)
+    port = free_port()
+    webhooks = (f"--webhook-bind-address=127.0.0.1:{port}", f"--webhook-cert-path={certs}")
+    manager = start(binary, config, free_port(), free_port(), *webhooks)
+    output, _ = manager.communicate(timeout=60)
+    check(manager.returncode != 0 and "--webhook-cert-path" in output,
+          f"webhooks without a certificate: exits {manager.returncode} naming --webhook-cert-path")
+
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                    "-keyout", os.path.join(certs, "tls.key"),
+                    "-out", os.path.join(certs, "tls.crt")],
+                   check=True, capture_output=True)
+    manager = start(binary, config, free_port(), free_port(), *webhooks)
+    obj = {"apiVersion": f"{group}/{version}", "kind": kind,
+           "metadata": {"name": "smoke", "namespace": "default"}, "spec": {}}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "5d6e3f5a-0000-4000-8000-000000000001",
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": plural},
+        "operation": "CREATE", "userInfo": {"username": "smoke"}, "object": obj}}
+    context = ssl.create_default_context(cafile=os.path.join(certs, "tls.crt"))
+    answer, deadline = None, time.time() + 30
+    while answer is None and time.time() < deadline and manager.poll() is None:
+        try:
+            connection = http.client.HTTPSConnection("localhost", port, context=context, timeout=5)
+            connection.request("POST", path, json.dumps(review), {"Content-Type": "application/json"})
+            answer = json.loads(connection.getresponse().read())
+        except OSError:
+            time.sleep(0.2)
+    response = (answer or {}).get("response", {})
+    patch = json.loads(bytes(response.get("patch", [])) or b"[]")
+    check(response.get("allowed") is True and response.get("uid") == review["request"]["uid"]
+          and any(op.get("path", "").startswith("/spec") for op in patch),
+          f"an AdmissionReview posted over TLS to {path} is answered with the defaults ({patch})")
+    output = stop(manager)
+    check(manager.returncode == 0, f"SIGTERM: a manager serving webhooks exits {manager.returncode}")
+    server.shutdown()
+    return output
 
 
 def stop(manager):
@@ -251,6 +308,10 @@ def main():
     check(manager.returncode == 0 and "stopped before becoming the leader" in output,
           f"SIGTERM: a standby exits {manager.returncode}")
     server.shutdown()
+
+    # 5. Webhooks, when the project has them.
+    if os.environ.get("SMOKE_WEBHOOK"):
+        output = check_webhooks(binary, work, resources, os.environ["SMOKE_WEBHOOK"])
 
     if FAILURES:
         print("--- last manager output\n" + output)

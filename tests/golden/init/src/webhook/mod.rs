@@ -275,8 +275,8 @@ pub fn configurations(
 }
 
 /// Serves `hooks` over TLS on `address` until `shutdown`, with the certificate in `cert_dir`;
-/// nothing when there is no hook or the address is `0`. Fails at once if the certificate
-/// cannot be read or the address is taken.
+/// nothing when there is no hook or the address is `0` (then no certificate is needed). Fails
+/// at once if the address is taken or the certificate cannot be read.
 pub fn serve(
     address: BindAddress,
     cert_dir: &Path,
@@ -286,10 +286,10 @@ pub fn serve(
     if hooks.is_empty() {
         return Ok(());
     }
-    let certificate = Arc::new(Certificate::read(cert_dir)?);
     let Some(listener) = server::listen(address)? else {
         return Ok(());
     };
+    let certificate = Arc::new(Certificate::read(cert_dir)?);
     let mut config = ServerConfig::builder()
         .with_no_client_auth()
         .with_cert_resolver(certificate.clone());
@@ -521,11 +521,12 @@ mod tests {
         assert_eq!(patch, expected);
     }
 
-    #[test]
-    fn a_missing_certificate_is_an_error_that_names_the_flag() {
+    #[tokio::test]
+    async fn a_missing_certificate_is_an_error_that_names_the_flag() {
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+        let address = "127.0.0.1:0".parse().unwrap();
         let err = serve(
-            BindAddress::Disabled,
+            address,
             Path::new("/nonexistent"),
             hooks,
             CancellationToken::new(),
