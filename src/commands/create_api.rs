@@ -136,7 +136,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
 /// Plans `inputs` with the project's plugins, records the command in PROJECT and writes.
 fn scaffold(
     root: &Path,
-    mut project: Project,
+    project: Project,
     inputs: ApiInputs,
     args: &CreateApiArgs,
 ) -> anyhow::Result<()> {
@@ -151,20 +151,14 @@ fn scaffold(
         &templates,
         &mut tree,
     )?;
-    project.commands.push(Command::CreateApi(inputs));
     let how = super::Finish {
         overwrite_edited: args.overwrite_edited,
         dry_run: args.dry_run,
         conflict_help: "pass `--force` to scaffold the kind's files again",
     };
-    super::finish(root, tree, &report, project, &how)?;
-    if args.dry_run {
-        return Ok(());
-    }
-    ui::say(
-        "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests",
-    );
-    Ok(())
+    let next = "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests";
+    let command = Command::CreateApi(inputs);
+    super::record(root, tree, &report, project, command, &how, next)
 }
 
 /// `create api --from-crd FILE`: the CRD's kind, every version of it, adopted as the

@@ -12,10 +12,9 @@ use crate::model::project::{Command, Project, WebhookInputs};
 use crate::plugins::{self, base};
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
-use crate::ui;
 
 pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
-    let mut project = Project::load(root)?;
+    let project = Project::load(root)?;
     project.check_compatible()?;
     let bundle = plugins::resolve(&project)?;
     if args.conversion || !args.spoke.is_empty() {
@@ -102,18 +101,12 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         &templates,
         &mut tree,
     )?;
-    project.commands.push(Command::CreateWebhook(inputs));
     let how = super::Finish {
         overwrite_edited: args.overwrite_edited,
         dry_run: args.dry_run,
         conflict_help: "pass `--force` to scaffold the hook's files again",
     };
-    super::finish(root, tree, &report, project, &how)?;
-    if args.dry_run {
-        return Ok(());
-    }
-    ui::say(
-        "\nNext: write your defaults and checks in src/webhook/, then generate the manifests with:\n$ make manifests\nDeploying webhooks needs cert-manager in the cluster (docs/webhooks.md).",
-    );
-    Ok(())
+    let next = "\nNext: write your defaults and checks in src/webhook/, then generate the manifests with:\n$ make manifests\nDeploying webhooks needs cert-manager in the cluster (docs/webhooks.md).";
+    let command = Command::CreateWebhook(inputs);
+    super::record(root, tree, &report, project, command, &how, next)
 }

@@ -113,6 +113,25 @@ fn finish(
     Ok(())
 }
 
+/// Records `command` in `project` and finishes the tree it rendered (`finish`); then, unless in
+/// a dry run, says what to do `next`.
+fn record(
+    root: &Path,
+    tree: Tree,
+    report: &Report,
+    mut project: Project,
+    command: project::Command,
+    how: &Finish<'_>,
+    next: &str,
+) -> anyhow::Result<()> {
+    project.commands.push(command);
+    finish(root, tree, report, project, how)?;
+    if !how.dry_run {
+        ui::say(next);
+    }
+    Ok(())
+}
+
 fn quoted(paths: &[String]) -> String {
     paths
         .iter()

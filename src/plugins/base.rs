@@ -94,19 +94,7 @@ impl Plugin for Base {
                     format!("{}{}", c.header, v.types),
                 );
                 // The manager checks at start that the versions it may be sent are served.
-                if v.served {
-                    plan.insert(
-                        RESOURCES,
-                        format!("ApiResource::erase::<{group}::{version}::{}>(&()),", c.kind),
-                    );
-                }
-                plan.insert(
-                    CRDS,
-                    format!(
-                        "<{group}::{version}::{} as kube::CustomResourceExt>::crd(),",
-                        c.kind
-                    ),
-                );
+                plan_lists(plan, c, version, v.served);
             }
             plan.computed(copy.clone(), text.clone());
         } else if c.resource {
@@ -126,17 +114,7 @@ impl Plugin for Base {
                 };
                 plan.computed(file, marked);
             }
-            plan.insert(
-                RESOURCES,
-                format!("ApiResource::erase::<{group}::{version}::{}>(&()),", c.kind),
-            );
-            plan.insert(
-                CRDS,
-                format!(
-                    "<{group}::{version}::{} as kube::CustomResourceExt>::crd(),",
-                    c.kind
-                ),
-            );
+            plan_lists(plan, c, version, true);
         }
         if let Some((copy, text)) = &c.external_crd {
             // kopium's layout is its own: rustfmt leaves the module alone.
@@ -165,6 +143,15 @@ impl Plugin for Base {
     fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) {
         plan_webhook(plan, c);
     }
+}
+
+/// The kind's `version` in `api::crds()` and, if the API server serves it, `api::resources()`.
+fn plan_lists(plan: &mut Plan, c: &ApiContext, version: &str, served: bool) {
+    let path = format!("{}::{version}::{}", c.group_module, c.kind);
+    if served {
+        plan.insert(RESOURCES, format!("ApiResource::erase::<{path}>(&()),"));
+    }
+    plan.insert(CRDS, format!("<{path} as kube::CustomResourceExt>::crd(),"));
 }
 
 /// `create webhook`'s Rust: a module per hook, listed in `webhook::hooks()`.

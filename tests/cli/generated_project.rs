@@ -1072,17 +1072,22 @@ fn schema_differences(
 /// Certificate names the webhook Service, cert-manager injects its CA into both
 /// configurations, and the manager mounts the Secret it writes.
 fn assert_webhooks_wired(all: &str, cert_manager: &[String]) {
-    let kinds: Vec<&str> = cert_manager
+    let kind = |doc: &String| {
+        doc.lines()
+            .find_map(|l| l.strip_prefix("kind: ").map(String::from))
+    };
+    let mut kinds: Vec<String> = cert_manager.iter().filter_map(kind).collect();
+    kinds.sort();
+    assert_eq!(kinds, ["Certificate", "Issuer"], "{cert_manager:?}");
+    let certificate = cert_manager
         .iter()
-        .filter_map(|doc| doc.lines().find_map(|l| l.strip_prefix("kind: ")))
-        .collect();
-    assert_eq!(kinds, ["Issuer", "Certificate"], "{cert_manager:?}");
-    let certificate = &cert_manager[1];
+        .find(|doc| kind(doc).as_deref() == Some("Certificate"))
+        .unwrap();
     for wanted in [
         "- guestbook-webhook-service.guestbook-system.svc\n",
         "- guestbook-webhook-service.guestbook-system.svc.cluster.local\n",
         "name: guestbook-selfsigned-issuer\n",
-        "secretName: webhook-server-cert\n",
+        "secretName: webhook-server-cert",
     ] {
         assert!(certificate.contains(wanted), "{wanted}: {certificate}");
     }
@@ -1091,7 +1096,7 @@ fn assert_webhooks_wired(all: &str, cert_manager: &[String]) {
     for wanted in [
         "name: guestbook-mutating-webhook-configuration",
         "name: guestbook-validating-webhook-configuration",
-        "        name: guestbook-webhook-service\n        namespace: guestbook-system\n        path: /mutate-webapp-mock-com-v1-guestbook",
+        "      name: guestbook-webhook-service\n      namespace: guestbook-system\n      path: /mutate-webapp-mock-com-v1-guestbook",
         "- --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs",
         "secretName: webhook-server-cert",
         "targetPort: 9443",
