@@ -14,17 +14,22 @@
 
 //! End-to-end test against a real cluster where the manager runs: `make test-e2e` creates a
 //! kind cluster, builds and loads the image, deploys it, and runs this test in the kubeconfig
-//! context `E2E_KUBE_CONTEXT` (your current context is left alone). It applies every sample in
-//! `config/samples`, waits until each is `Available`, reads it back in every other version of
-//! its kind, deletes it, and waits until it is gone.
+//! context `E2E_KUBE_CONTEXT` (your current context is left alone). It waits until the webhooks
+//! (if any) have cert-manager's CA, applies every sample in `config/samples`, waits until each
+//! is `Available`, reads it back in every other version of its kind, deletes it, and waits
+//! until it is gone.
 //! `make test-e2e` then undeploys and uninstalls, each within a bound. `cargo test` skips it.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kube::ResourceExt as _;
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
@@ -39,6 +44,7 @@ const POLL: Duration = Duration::from_secs(2);
 #[ignore = "needs a cluster where the manager runs: `make test-e2e`"]
 async fn every_sample_becomes_available_and_is_cleaned_up() -> anyhow::Result<()> {
     let client = client().await?;
+    webhooks_have_their_ca(&client).await?;
     let mut samples = 0;
     for entry in std::fs::read_dir("config/samples")? {
         let path = entry?.path();
@@ -128,6 +134,33 @@ async fn check_sample(client: &Client, path: &Path) -> anyhow::Result<()> {
     objects.delete(&name, &DeleteParams::default()).await?;
     wait(&what, "to be deleted", || async {
         Ok(objects.get_opt(&name).await?.is_none())
+    })
+    .await
+}
+
+/// Waits until cert-manager has injected its CA into every webhook configuration of the
+/// project (none without webhooks): before that, the API server cannot call the webhooks.
+async fn webhooks_have_their_ca(client: &Client) -> anyhow::Result<()> {
+    let prefix = "guestbook-";
+    let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+    let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    wait("the webhook configurations", "to get their CA", || async {
+        let mut bundles = Vec::new();
+        for configuration in mutating.list(&ListParams::default()).await? {
+            if configuration.name_any().starts_with(prefix) {
+                let hooks = configuration.webhooks.unwrap_or_default();
+                bundles.extend(hooks.into_iter().map(|h| h.client_config.ca_bundle));
+            }
+        }
+        for configuration in validating.list(&ListParams::default()).await? {
+            if configuration.name_any().starts_with(prefix) {
+                let hooks = configuration.webhooks.unwrap_or_default();
+                bundles.extend(hooks.into_iter().map(|h| h.client_config.ca_bundle));
+            }
+        }
+        let injected =
+            |ca: &Option<k8s_openapi::ByteString>| ca.as_ref().is_some_and(|ca| !ca.0.is_empty());
+        Ok(bundles.iter().all(injected))
     })
     .await
 }
