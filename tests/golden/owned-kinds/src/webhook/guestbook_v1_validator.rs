@@ -41,6 +41,7 @@ fn validate(obj: &Object) -> Verdict {
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use kube::core::DynamicObject;
     use kube::core::admission::{AdmissionResponse, AdmissionReview};
 
@@ -84,6 +85,14 @@ mod tests {
             assert!(!response.allowed, "{operation}");
             assert_eq!(response.result.message, "spec.foo must not be empty");
         }
+    }
+
+    #[test]
+    fn an_object_being_deleted_may_lose_its_finalizers_whatever_its_spec() {
+        let mut obj = valid(false);
+        obj.metadata.deletion_timestamp = Some(Time(Default::default()));
+        let response = answer("UPDATE", &obj);
+        assert!(response.allowed, "{:?}", response.result);
     }
 
     #[test]

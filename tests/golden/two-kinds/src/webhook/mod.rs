@@ -114,7 +114,8 @@ impl Hook {
     }
 
     /// A validating webhook for `K`, which answers creates and updates (add `DELETE` to
-    /// `operations` to be asked about deletes too).
+    /// `operations` to be asked about deletes too). The update of an object being deleted is
+    /// allowed unasked, so that its finalizers can be removed whatever its spec.
     pub fn validating<K>(validator: Validator<K>) -> Self
     where
         K: Resource<DynamicType = ()> + DeserializeOwned + 'static,
@@ -132,6 +133,9 @@ impl Hook {
                 Operation::Create => {
                     typed(&request.object).and_then(|new| (validator.create)(&new))
                 }
+                // An object being deleted only loses finalizers: refusing that would keep it
+                // for ever.
+                Operation::Update if deleting(&request.object) => Ok(Vec::new()),
                 Operation::Update => typed(&request.old_object).and_then(|old| {
                     typed(&request.object).and_then(|new| (validator.update)(&old, &new))
                 }),
@@ -208,6 +212,13 @@ impl Hook {
             ..WebhookClientConfig::default()
         }
     }
+}
+
+/// Whether `object` is being deleted (it has a deletion timestamp).
+fn deleting(object: &Option<DynamicObject>) -> bool {
+    object
+        .as_ref()
+        .is_some_and(|o| o.metadata.deletion_timestamp.is_some())
 }
 
 /// The webhook configurations of `hooks`, as `make manifests` writes them: one mutating and
