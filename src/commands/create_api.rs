@@ -63,18 +63,13 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     };
     check_against_project(&project, &gvk)?;
     base::read_header(&mut Tree::over(root))?;
-    let sibling = other_version(&project, &gvk, &plural, namespaced, &args)?;
+    let controlled = other_version(&project, &gvk, &plural, namespaced, &args)?;
 
     let resource = match builtin.is_some() || external.is_some() {
         true => false,
         false => prompt::confirm(args.resource, "Create Resource", "--resource")?,
     };
     // A kind has one controller, whatever its versions.
-    let controlled = sibling.as_ref().and_then(|_| {
-        project.resources().into_iter().find(|r| {
-            r.group == gvk.group && r.kind == gvk.kind && r.version != gvk.version && r.controller
-        })
-    });
     let controller = match controlled {
         Some(other) if args.controller.is_none() => {
             ui::note(&format!(
@@ -426,9 +421,10 @@ fn owned_kinds(
     Ok(owns.iter().map(Owned::record).collect())
 }
 
-/// Another version of the kind `gvk` names, when the project has one: then `gvk` is a new
-/// version of it, checked to agree with it (plural, scope, one controller). `--storage-version`
-/// only applies to such a version.
+/// Checks `gvk` against the other versions of its kind, when the project has some: then it is
+/// a new version, which must agree with them (plural, scope, one controller). Returns the
+/// version that has the kind's controller, if one does. `--storage-version` only applies to
+/// a new version.
 fn other_version(
     project: &Project,
     gvk: &Gvk,
@@ -470,8 +466,9 @@ fn other_version(
             format!("pass `--namespaced={}`", other.namespaced),
         ));
     }
+    let controlled = others.iter().find(|r| r.controller);
     if args.controller == Some(true)
-        && let Some(with) = others.iter().find(|r| r.controller)
+        && let Some(with) = controlled
     {
         return Err(user_error(
             format!(
@@ -481,7 +478,7 @@ fn other_version(
             "drop `--controller` (the API server converts between versions)",
         ));
     }
-    Ok(Some((*other).clone()))
+    Ok(controlled.map(|r| (*r).clone()))
 }
 
 /// One kind per project, and no type name twice in one module.
