@@ -700,8 +700,11 @@ fn project_hooks(init: &InitInputs, commands: &[Command]) -> anyhow::Result<Vec<
             continue;
         };
         for (wanted, mutating) in [(webhook.defaulting, true), (webhook.validation, false)] {
+            if !wanted {
+                continue;
+            }
             let hook = webhook_hook(init, webhook, &commands[..i], mutating)?;
-            if wanted && !hooks.iter().any(|h| h.name == hook.name) {
+            if !hooks.iter().any(|h| h.name == hook.name) {
                 hooks.push(hook);
             }
         }
