@@ -141,10 +141,11 @@ pub struct CreateWebhookArgs {
     /// A validating webhook: `validate_create`, `validate_update` and `validate_delete`.
     #[arg(long)]
     pub programmatic_validation: bool,
-    /// A conversion webhook between the kind's versions (not there yet).
+    /// A conversion webhook between the kind's versions, through this one (the hub).
     #[arg(long)]
     pub conversion: bool,
-    /// With `--conversion`: the other versions, converted to and from this one.
+    /// With `--conversion`: the other versions, converted to and from the hub (repeat, or
+    /// separate with commas).
     #[arg(long, value_delimiter = ',')]
     pub spoke: Vec<String>,
     /// Scaffold the hook's files again if they exist (files you edited are kept).

@@ -2,6 +2,8 @@
 //! of the project: a module per hook, its route in the manager's webhook server, and its
 //! registration in `config/webhook/manifests.yaml`, with the `config/` to deploy them
 //! (cert-manager's certificate). Each kind of hook can be added later without `--force`.
+//! `--conversion --spoke v2` adds the conversions between a version (the hub) and others,
+//! served at `/convert`, and the CRD's `conversion` stanza.
 
 use std::path::Path;
 
@@ -17,16 +19,16 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
     let project = Project::load(root)?;
     project.check_compatible()?;
     let bundle = plugins::resolve(&project)?;
-    if args.conversion || !args.spoke.is_empty() {
+    if !args.spoke.is_empty() && !args.conversion {
         return Err(user_error(
-            "conversion webhooks are not there yet in kube-scaffold",
-            "scaffold the defaulting and validation webhooks (`--defaulting`, `--programmatic-validation`); meanwhile the versions of a kind share one schema (`conversion: None`)",
+            "`--spoke` names the versions of a conversion webhook",
+            "add `--conversion`",
         ));
     }
-    if !args.defaulting && !args.programmatic_validation {
+    if !args.defaulting && !args.programmatic_validation && !args.conversion {
         return Err(user_error(
             "no webhook asked for",
-            "pass `--defaulting` and/or `--programmatic-validation`",
+            "pass `--defaulting`, `--programmatic-validation` and/or `--conversion --spoke <version>`",
         ));
     }
     let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.init.domain)?;
@@ -54,6 +56,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
             "write the webhook by hand in src/webhook/, after the scaffolded ones of other kinds",
         ));
     }
+    let spoke = spokes(&project, &gvk, &args)?;
     let had = |wanted: fn(&WebhookInputs) -> bool| {
         project
             .commands
@@ -90,6 +93,8 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         kind: gvk.kind,
         defaulting: args.defaulting,
         validation: args.programmatic_validation,
+        conversion: args.conversion,
+        spoke,
         force: args.force,
     };
     let templates = Templates::load()?;
@@ -106,7 +111,79 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         dry_run: args.dry_run,
         conflict_help: "pass `--force` to scaffold the hook's files again",
     };
-    let next = "\nNext: write your defaults and checks in src/webhook/, then generate the manifests with:\n$ make manifests\nDeploying webhooks needs cert-manager in the cluster (docs/webhooks.md).";
+    let next = match inputs.conversion {
+        true => {
+            "\nNext: write what the conversions do not copy in src/api/<group>/<spoke>/*_conversion.rs (its round-trip tests tell), then generate the manifests with:\n$ make manifests\nDeploying webhooks needs cert-manager in the cluster (docs/webhooks.md)."
+        }
+        false => {
+            "\nNext: write your defaults and checks in src/webhook/, then generate the manifests with:\n$ make manifests\nDeploying webhooks needs cert-manager in the cluster (docs/webhooks.md)."
+        }
+    };
     let command = Command::CreateWebhook(inputs);
     super::record(root, tree, &report, project, command, &how, next)
+}
+
+/// The spokes `--conversion --spoke` asks for, checked: other versions of the kind, without a
+/// conversion yet (unless `--force`), around the kind's one hub.
+fn spokes(project: &Project, gvk: &Gvk, args: &CreateWebhookArgs) -> anyhow::Result<Vec<String>> {
+    if !args.conversion {
+        return Ok(Vec::new());
+    }
+    let (group, hub, kind) = (&gvk.group, &gvk.version, &gvk.kind);
+    let others: Vec<String> = project
+        .resources()
+        .into_iter()
+        .filter(|r| r.api && (&r.group, &r.kind) == (group, kind) && r.version != *hub)
+        .map(|r| r.version)
+        .collect();
+    let create_api = |version: &str| {
+        format!("kube-scaffold create api --group {group} --version {version} --kind {kind}")
+    };
+    if args.spoke.is_empty() {
+        let help = match others.is_empty() {
+            true => format!("add a version first: `{}`", create_api("v2")),
+            false => format!("pass `--spoke {}`", others.join(",")),
+        };
+        return Err(user_error(
+            format!("`--conversion` needs the versions of {kind} to convert to and from {hub}"),
+            help,
+        ));
+    }
+    let earlier: Vec<&WebhookInputs> = project
+        .commands
+        .iter()
+        .filter_map(Command::webhook)
+        .filter(|w| w.conversion && (&w.group, &w.kind) == (group, kind))
+        .collect();
+    if let Some(other) = earlier.iter().find(|w| w.version != *hub) {
+        return Err(user_error(
+            format!("{kind}'s conversions go through {}, its hub", other.version),
+            format!("pass `--version {}`: a kind has one hub", other.version),
+        ));
+    }
+    let mut spokes: Vec<String> = Vec::new();
+    for spoke in &args.spoke {
+        if spoke == hub {
+            return Err(user_error(
+                format!("{spoke} is the hub (`--version`), not a spoke"),
+                "pass the other versions with `--spoke`",
+            ));
+        }
+        if !others.contains(spoke) {
+            return Err(user_error(
+                format!("{kind} has no version `{spoke}`"),
+                format!("add it first: `{}`", create_api(spoke)),
+            ));
+        }
+        if earlier.iter().any(|w| w.spoke.contains(spoke)) && !args.force {
+            return Err(user_error(
+                format!("{kind} {spoke} has its conversions already; nothing was written"),
+                "pass `--force` to scaffold its file again, or drop that `--spoke`",
+            ));
+        }
+        if !spokes.contains(spoke) {
+            spokes.push(spoke.clone());
+        }
+    }
+    Ok(spokes)
 }

@@ -297,25 +297,45 @@ mod tests {
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(text.contains("containerPort: 11211"), "{text}");
         }
-        // Both kinds of webhook, for a kind of the project.
-        let earlier = [Step::CreateApi(api_inputs(true))];
+        // Every kind of webhook, for a kind of the project with two versions.
+        let mut v2 = api_inputs(true);
+        v2.version = "v2".into();
+        v2.controller = false;
+        let earlier = [Step::CreateApi(api_inputs(true)), Step::CreateApi(v2)];
         let webhook = crate::model::project::WebhookInputs {
             group: "web-app".into(),
             version: "v1".into(),
             kind: "HTTPRoute".into(),
             defaulting: true,
             validation: true,
+            conversion: true,
+            spoke: vec!["v2".into()],
             force: false,
         };
-        let context =
-            plugins::WebhookContext::new(&init_inputs(), &webhook, String::new(), &earlier)
+        let mut tree = crate::scaffold::tree::Tree::empty();
+        plugins::init(BUNDLE, &init_inputs(), &templates, &mut tree).unwrap();
+        for (i, step) in earlier.iter().enumerate() {
+            let api = step.api().unwrap();
+            let before = &earlier[..i];
+            plugins::create_api(BUNDLE, &init_inputs(), api, before, &templates, &mut tree)
                 .unwrap();
+        }
+        let context = plugins::WebhookContext::new(
+            &init_inputs(),
+            &webhook,
+            String::new(),
+            &earlier,
+            &mut tree,
+        )
+        .unwrap();
         let mut plan = Plan::default();
         for plugin in BUNDLE {
-            plugin.create_webhook(&mut plan, &context);
+            plugin.create_webhook(&mut plan, &context).unwrap();
         }
         for spec in &plan.files {
             *used.entry(spec.template.clone()).or_default() += 1;
+            let mut context = serde_json::to_value(&context).unwrap();
+            context["item"] = spec.item.clone().unwrap_or_default();
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }

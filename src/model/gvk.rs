@@ -24,6 +24,7 @@ const TAKEN_CRATE_NAMES: &[&str] = &[
     "metrics_process",
     "proc_macro",
     "prometheus_client",
+    "proptest",
     "rcgen",
     "schemars",
     "serde",

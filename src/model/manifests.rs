@@ -235,6 +235,23 @@ pub fn add_crd_version(
     Ok(existing)
 }
 
+/// A kind's CRD (`existing`) with the `conversion` of `rendered` (a part of the same CRD), as
+/// `make manifests` writes it for a kind with conversions.
+pub fn set_conversion(
+    mut existing: serde_json::Value,
+    rendered: serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    let name = rendered["metadata"]["name"].as_str().unwrap_or_default();
+    if existing["metadata"]["name"] != name || !existing["spec"].is_object() {
+        return Err(crate::error::user_error(
+            format!("the CRD file of `{name}` does not hold that CRD"),
+            "restore it from version control, or delete it and run `make manifests` after this command",
+        ));
+    }
+    existing["spec"]["conversion"] = rendered["spec"]["conversion"].clone();
+    Ok(existing)
+}
+
 /// `role_yaml` (a role.yaml crdgen wrote) with the rules on one kind (group
 /// `qualified_group`, resource `plural` and its subresources) replaced, and `rules` (those of
 /// every controller of the project, `controller_rules`) added, merged as crdgen merges: verbs

@@ -5,6 +5,7 @@ pub mod adopted;
 pub mod core;
 mod core_types;
 pub mod external;
+pub mod fields;
 pub mod gvk;
 pub mod manifests;
 pub mod names;

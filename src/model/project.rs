@@ -117,6 +117,13 @@ pub struct WebhookInputs {
     /// A validating webhook (`--programmatic-validation`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub validation: bool,
+    /// Conversions between this version, the kind's hub, and each version of `spoke`
+    /// (`--conversion`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion: bool,
+    /// The versions converted to and from the hub (`--spoke`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spoke: Vec<String>,
     /// The hooks' files were scaffolded again over existing ones (`--force`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force: bool,

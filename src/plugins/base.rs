@@ -30,6 +30,9 @@ pub const CONTROLLERS: Marker = Marker::new(CONTROLLER_MOD, "controllers");
 pub const RBAC_RULES: Marker = Marker::new(CONTROLLER_MOD, "rbac-rules");
 pub const WEBHOOK_MODULES: Marker = Marker::new(WEBHOOK_MOD, "webhook-modules");
 pub const WEBHOOKS: Marker = Marker::new(WEBHOOK_MOD, "webhooks");
+/// The conversion webhook, and the list of every conversion.
+pub const CONVERSION_MOD: &str = "src/webhook/conversion.rs";
+pub const CONVERSIONS: Marker = Marker::new(CONVERSION_MOD, "conversions");
 /// In each group's and each version's `mod.rs`.
 const API_VERSIONS: &str = "api-versions";
 const API_KINDS: &str = "api-kinds";
@@ -53,6 +56,7 @@ const INIT_FILES: &[(&str, &str)] = &[
     ("v2/init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
     ("v2/init/src/controller/mod.rs.tera", CONTROLLER_MOD),
     ("v2/init/src/webhook/mod.rs.tera", WEBHOOK_MOD),
+    ("v2/init/src/webhook/conversion.rs.tera", CONVERSION_MOD),
     ("v2/init/src/controller/children.rs.tera", "src/controller/children.rs"),
     ("v2/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
     ("v2/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
@@ -140,8 +144,8 @@ impl Plugin for Base {
         Ok(())
     }
 
-    fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) {
-        plan_webhook(plan, c);
+    fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
+        plan_webhook(plan, c)
     }
 }
 
@@ -154,8 +158,9 @@ fn plan_lists(plan: &mut Plan, c: &ApiContext, version: &str, served: bool) {
     plan.insert(CRDS, format!("<{path} as kube::CustomResourceExt>::crd(),"));
 }
 
-/// `create webhook`'s Rust: a module per hook, listed in `webhook::hooks()`.
-fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
+/// `create webhook`'s Rust: a module per hook, listed in `webhook::hooks()`, and a module of
+/// conversions per spoke, listed in `webhook::conversion::conversions()`.
+fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
     let own = own_files(c.force);
     for (module, template) in [
         (&c.defaulter, "v2/webhook/src/webhook/defaulter.rs.tera"),
@@ -168,6 +173,22 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         plan.insert(WEBHOOK_MODULES, format!("pub mod {module};\n\n"));
         plan.insert(WEBHOOKS, format!("{module}::hook(),"));
     }
+    for conversion in &c.conversions {
+        let (group, spoke, module) = (&c.group_module, &conversion.spoke, &conversion.module);
+        plan.file_of(
+            "v2/webhook/src/api/conversion.rs.tera",
+            format!("src/api/{group}/{spoke}/{module}.rs"),
+            own,
+            conversion,
+        )?;
+        let version_mod = format!("src/api/{group}/{spoke}/mod.rs");
+        plan.insert_at(version_mod, API_KINDS, format!("pub mod {module};"));
+        plan.insert(
+            CONVERSIONS,
+            format!("crate::api::{group}::{spoke}::{module}::conversion(),"),
+        );
+    }
+    Ok(())
 }
 
 /// The modules of the kind's group and `version`, and `declaration` of the kind's module in

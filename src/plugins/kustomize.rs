@@ -84,11 +84,15 @@ replacements:
       delimiter: '.'
       index: 1
       create: true
-# [CERTMANAGER] cert-manager injects its CA into each webhook configuration:
+# [CERTMANAGER] cert-manager injects its CA into each webhook configuration and CRD converted:
 ";
 
-/// The replacements that have cert-manager inject its CA into the configuration `kind`.
-fn ca_injection(kind: &str) -> String {
+/// The replacements that have cert-manager inject its CA into the objects of `kind` (the one
+/// `name`d, if given): webhook configurations, CRDs.
+fn ca_injection(kind: &str, name: Option<&str>) -> String {
+    let name = name
+        .map(|n| format!("\n      name: {n}"))
+        .unwrap_or_default();
     let target = |field: &str, index: u8| {
         format!(
             "- source:
@@ -99,7 +103,7 @@ fn ca_injection(kind: &str) -> String {
     fieldPath: .metadata.{field}
   targets:
   - select:
-      kind: {kind}
+      kind: {kind}{name}
     fieldPaths:
     - .metadata.annotations.[cert-manager.io/inject-ca-from]
     options:
@@ -167,6 +171,11 @@ impl Plugin for Kustomize {
                 CRD,
                 IfExists::Skip,
             );
+            plan.file(
+                "v2/api/config/crd/kustomizeconfig.yaml.tera",
+                "config/crd/kustomizeconfig.yaml",
+                IfExists::Skip,
+            );
             // An adopted kind's spec is the user's: no sample can be guessed that validates.
             if !c.adopted {
                 plan.file(
@@ -210,8 +219,9 @@ impl Plugin for Kustomize {
         Ok(())
     }
 
-    fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) {
+    fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
         plan_webhook(plan, c);
+        Ok(())
     }
 }
 
@@ -231,8 +241,21 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         (false, "ValidatingWebhookConfiguration"),
     ] {
         if c.hooks.iter().any(|h| h.mutating == mutating) {
-            plan.insert(CA_INJECTION, ca_injection(kind));
+            plan.insert(CA_INJECTION, ca_injection(kind, None));
         }
+    }
+    if !c.conversions.is_empty() {
+        let crd = format!("{}.{}", c.plural, c.qualified_group);
+        plan.yaml_patched(
+            "v2/webhook/config/crd/conversion.json.tera",
+            format!("config/crd/bases/{}_{}.yaml", c.qualified_group, c.plural),
+            manifests::HEADER,
+            manifests::set_conversion,
+        );
+        plan.insert(
+            CA_INJECTION,
+            ca_injection("CustomResourceDefinition", Some(&crd)),
+        );
     }
 }
 

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::model::adopted;
 use crate::model::core;
 use crate::model::external;
+use crate::model::fields;
 use crate::model::gvk;
 use crate::model::manifests;
 use crate::model::names;
@@ -39,7 +40,9 @@ pub trait Plugin {
     /// `create api`'s files and inserts; `tree` holds the project as it is.
     fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()>;
     /// `create webhook`'s files and inserts.
-    fn create_webhook(&self, _plan: &mut Plan, _c: &WebhookContext) {}
+    fn create_webhook(&self, _plan: &mut Plan, _c: &WebhookContext) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// The plugins every project is scaffolded with.
@@ -205,6 +208,11 @@ pub struct WebhookContext {
     pub validate_path: String,
     /// The kind's spec has the scaffolded example field `foo` (else deploy-image's `size`).
     pub spec_foo: bool,
+    /// The kind's group as a Rust module.
+    pub group_module: String,
+    /// This command's conversions: one per spoke.
+    #[serde(skip)]
+    pub conversions: Vec<ConversionContext>,
     /// `--force`: the hooks' files replace existing ones.
     #[serde(skip)]
     pub force: bool,
@@ -212,6 +220,72 @@ pub struct WebhookContext {
     /// lists them: what `config/webhook/manifests.yaml` registers.
     #[serde(skip)]
     pub hooks: Vec<manifests::Hook>,
+}
+
+/// One spoke's conversions to and from the hub, as the conversion template sees it (`item`).
+#[derive(Serialize)]
+pub struct ConversionContext {
+    pub hub: String,
+    pub spoke: String,
+    /// `<kind>_conversion`, in the spoke's module.
+    pub module: String,
+    pub to_hub: Direction,
+    pub from_hub: Direction,
+}
+
+/// The fields one conversion sets: the target version's, copied or left to the user.
+#[derive(Serialize)]
+pub struct Direction {
+    pub spec: Vec<fields::Copied>,
+    pub status: Vec<fields::Copied>,
+    /// The target version has a status type; the source version has one.
+    pub target_status: bool,
+    pub source_status: bool,
+    /// Some status field is copied.
+    pub status_copied: bool,
+}
+
+impl Direction {
+    fn new(from: &VersionFields, to: &VersionFields) -> Self {
+        let status = fields::copied(
+            from.status.as_deref().unwrap_or_default(),
+            to.status.as_deref().unwrap_or_default(),
+        );
+        Self {
+            spec: fields::copied(&from.spec, &to.spec),
+            status_copied: status.iter().any(|f| f.copied),
+            status,
+            target_status: to.status.is_some(),
+            source_status: from.status.is_some(),
+        }
+    }
+}
+
+/// The fields of a version's spec and status (`None` without a status type).
+struct VersionFields {
+    spec: Vec<fields::Field>,
+    status: Option<Vec<fields::Field>>,
+}
+
+impl VersionFields {
+    /// Read from the version's type in `tree`.
+    fn read(
+        tree: &mut Tree,
+        group_module: &str,
+        version: &str,
+        kind: &str,
+    ) -> anyhow::Result<Self> {
+        let file = format!("src/api/{group_module}/{version}/{}.rs", names::snake(kind));
+        let text = tree.read(&file)?.unwrap_or_default().to_string();
+        let spec = fields::of_struct(&text, &format!("{kind}Spec")).ok_or_else(|| {
+            crate::error::user_error(
+                format!("cannot find `struct {kind}Spec` with named fields in {file}"),
+                format!("the conversions copy the fields of {kind} {version}'s spec: restore that struct, then run this command again"),
+            )
+        })?;
+        let status = fields::of_struct(&text, &format!("{kind}Status"));
+        Ok(Self { spec, status })
+    }
 }
 
 /// The deploy-image plugin's inputs, as the templates see them.
@@ -720,6 +794,7 @@ impl WebhookContext {
         webhook: &WebhookInputs,
         header: String,
         earlier: &[Command],
+        tree: &mut Tree,
     ) -> anyhow::Result<Self> {
         let module = |suffix: &str| {
             format!(
@@ -730,6 +805,22 @@ impl WebhookContext {
         };
         let mutate = webhook_hook(init, webhook, earlier, true)?;
         let validate = webhook_hook(init, webhook, earlier, false)?;
+        let group_module = gvk::group_module(&webhook.group);
+        let kind = &webhook.kind;
+        let mut conversions = Vec::new();
+        if webhook.conversion {
+            let hub = VersionFields::read(tree, &group_module, &webhook.version, kind)?;
+            for spoke_version in &webhook.spoke {
+                let spoke = VersionFields::read(tree, &group_module, spoke_version, kind)?;
+                conversions.push(ConversionContext {
+                    hub: webhook.version.clone(),
+                    spoke: spoke_version.clone(),
+                    module: format!("{}_conversion", names::snake(kind)),
+                    to_hub: Direction::new(&spoke, &hub),
+                    from_hub: Direction::new(&hub, &spoke),
+                });
+            }
+        }
         let all: Vec<Command> = earlier
             .iter()
             .cloned()
@@ -758,6 +849,8 @@ impl WebhookContext {
                     && (&a.group, &a.version, &a.kind)
                         == (&webhook.group, &webhook.version, &webhook.kind)
             }),
+            group_module,
+            conversions,
             mutate_path: mutate.path,
             validate_path: validate.path,
             force: webhook.force,
@@ -776,10 +869,10 @@ pub fn create_webhook(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let context = WebhookContext::new(init, webhook, header, earlier)?;
+    let context = WebhookContext::new(init, webhook, header, earlier, tree)?;
     let mut plan = Plan::default();
     for plugin in plugins {
-        plugin.create_webhook(&mut plan, &context);
+        plugin.create_webhook(&mut plan, &context)?;
     }
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
@@ -988,6 +1081,8 @@ mod tests {
                 kind: kind.into(),
                 defaulting,
                 validation,
+                conversion: false,
+                spoke: Vec::new(),
                 force: false,
             })
         };
@@ -1003,6 +1098,29 @@ mod tests {
         projects[1]
             .commands
             .push(webhook("webapp", "v1", "Guestbook", false, true));
+        // Conversions: Guestbook's v2 and v1beta1 through v1; the longest kind's v1 through
+        // v1beta1.
+        let conversion = |group: &str, hub: &str, kind: &str, spokes: &[&str]| {
+            Command::CreateWebhook(WebhookInputs {
+                group: group.into(),
+                version: hub.into(),
+                kind: kind.into(),
+                defaulting: false,
+                validation: false,
+                conversion: true,
+                spoke: spokes.iter().map(|s| s.to_string()).collect(),
+                force: false,
+            })
+        };
+        projects[1]
+            .commands
+            .push(conversion("webapp", "v1", "Guestbook", &["v2", "v1beta1"]));
+        let mut long_v1 = owner(long_group, long_kind, &[]);
+        long_v1.controller = false;
+        projects[2].commands.push(Command::CreateApi(long_v1));
+        projects[2]
+            .commands
+            .push(conversion(long_group, "v1beta1", long_kind, &["v1"]));
         // A kind adopted from a CRD, with two versions.
         let mut backup = owner("ops.example.org", "Backup", &[]);
         backup.from_crd = Some("hack/crds/ops.example.org_backups.yaml".into());

@@ -26,6 +26,9 @@ pub enum Output {
     /// Like `YamlFromJson`, but an existing file is not replaced: `merge` joins the rendered
     /// document into the one the file holds (its `IfExists` is not consulted).
     YamlMerged { header: &'static str, merge: Merge },
+    /// Like `YamlMerged`, for a template that renders only a part of the document: a missing
+    /// file stays missing (`make manifests` writes it whole).
+    YamlPatched { header: &'static str, merge: Merge },
 }
 
 /// One file rendered from a template.
@@ -37,6 +40,8 @@ pub struct FileSpec {
     pub dest: String,
     pub if_exists: IfExists,
     pub output: Output,
+    /// For one file of a list (one per version, say): what its template sees as `item`.
+    pub item: Option<serde_json::Value>,
 }
 
 /// A file whose whole content the command computed (like PROJECT); it replaces what is there.
@@ -70,7 +75,23 @@ impl Plan {
             dest: dest.into(),
             if_exists,
             output: Output::Text,
+            item: None,
         });
+    }
+
+    /// Adds a file from `template` to `dest`, one of a list: the template sees `item`.
+    pub fn file_of(
+        &mut self,
+        template: &str,
+        dest: impl Into<String>,
+        if_exists: IfExists,
+        item: &impl serde::Serialize,
+    ) -> anyhow::Result<()> {
+        self.file(template, dest, if_exists);
+        if let Some(spec) = self.files.last_mut() {
+            spec.item = Some(serde_json::to_value(item)?);
+        }
+        Ok(())
     }
 
     /// Adds a file from `template`, which renders JSON, written to `dest` as YAML after `header`.
@@ -99,6 +120,21 @@ impl Plan {
         self.file(template, dest, IfExists::Overwrite);
         if let Some(spec) = self.files.last_mut() {
             spec.output = Output::YamlMerged { header, merge };
+        }
+    }
+
+    /// Merges the JSON `template` renders, a part of a document, into `dest` with `merge`, if
+    /// `dest` exists; else leaves it missing.
+    pub fn yaml_patched(
+        &mut self,
+        template: &str,
+        dest: impl Into<String>,
+        header: &'static str,
+        merge: Merge,
+    ) {
+        self.file(template, dest, IfExists::Overwrite);
+        if let Some(spec) = self.files.last_mut() {
+            spec.output = Output::YamlPatched { header, merge };
         }
     }
 

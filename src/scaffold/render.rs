@@ -40,12 +40,19 @@ pub fn render(
     for spec in &plan.files {
         let existing = tree.read(&spec.dest)?.map(str::to_string);
         let content = render_file(spec, templates, context, rustfmt)?;
-        if let (Output::YamlMerged { header, merge }, Some(existing)) = (spec.output, &existing) {
-            let merged = merged(existing, &content, header, merge, &spec.dest)?;
-            if merged != *existing {
-                tree.write(&spec.dest, merged)?;
+        match (spec.output, &existing) {
+            (
+                Output::YamlMerged { header, merge } | Output::YamlPatched { header, merge },
+                Some(existing),
+            ) => {
+                let merged = merged(existing, &content, header, merge, &spec.dest)?;
+                if merged != *existing {
+                    tree.write(&spec.dest, merged)?;
+                }
+                continue;
             }
-            continue;
+            (Output::YamlPatched { .. }, None) => continue,
+            _ => {}
         }
         match (existing, spec.if_exists) {
             (Some(existing), _) if existing == content => {}
@@ -96,11 +103,20 @@ fn render_file(
     context: &impl Serialize,
     rustfmt: &Rustfmt,
 ) -> anyhow::Result<String> {
-    let content = templates.render(&spec.template, context)?;
+    let content = match &spec.item {
+        None => templates.render(&spec.template, context)?,
+        Some(item) => {
+            let mut value = serde_json::to_value(context)?;
+            value["item"] = item.clone();
+            templates.render(&spec.template, &value)?
+        }
+    };
     match spec.output {
         Output::Text if spec.dest.ends_with(".rs") => rustfmt.format(&content, &spec.dest),
         Output::Text => Ok(content),
-        Output::YamlFromJson { header } | Output::YamlMerged { header, .. } => {
+        Output::YamlFromJson { header }
+        | Output::YamlMerged { header, .. }
+        | Output::YamlPatched { header, .. } => {
             let value: serde_json::Value = serde_json::from_str(&content)
                 .with_context(|| format!("template {} does not render JSON", spec.template))?;
             let yaml = serde_saphyr::to_string(&value)

@@ -492,6 +492,7 @@ fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later()
     let expected = [
         "config/crd/bases/ops.example.org_backups.yaml",
         "config/crd/kustomization.yaml",
+        "config/crd/kustomizeconfig.yaml",
         "config/rbac/backup_editor_role.yaml",
         "config/rbac/backup_viewer_role.yaml",
         "hack/crds/ops.example.org_backups.yaml",
@@ -509,7 +510,7 @@ fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later()
         base.contains("listKind: BackupList") && base.contains("maximum: 90"),
         "{base}"
     );
-    let old = fs::read_to_string(dir.join(expected[8])).unwrap();
+    let old = fs::read_to_string(dir.join(expected[9])).unwrap();
     assert!(old.contains("#[kube(storage = false)]"), "{old}");
     let api = fs::read_to_string(dir.join("src/api/mod.rs")).unwrap();
     for version in ["v1", "v1alpha1"] {
@@ -561,7 +562,7 @@ fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later()
         ],
     )
     .success();
-    let v1 = fs::read_to_string(dir.join(expected[6])).unwrap();
+    let v1 = fs::read_to_string(dir.join(expected[7])).unwrap();
     assert!(
         v1.contains("plural = \"backups\")]\n#[kube(storage = false)]\n#[kube(doc = "),
         "{v1}"
@@ -726,5 +727,66 @@ fn webhooks_are_added_one_kind_at_a_time_and_registered_as_make_manifests_does()
         count(&project, "command = \"create webhook\""),
         3,
         "{project}"
+    );
+}
+
+#[test]
+fn conversions_go_through_one_hub_and_convert_the_crd_by_webhook() {
+    let (_tmp, dir) = with_guestbook();
+    let kind = ["--group", "webapp", "--kind", "Guestbook"];
+    let create_api = [&["create", "api"][..], &kind, &["--version", "v2"]].concat();
+    kube_scaffold(&dir, &create_api).success();
+    let conversion = |hub: &'static str, more: &[&'static str]| {
+        let head = [&["create", "webhook"][..], &kind, &["--version", hub]].concat();
+        [&head[..], &["--conversion", "--spoke"], more].concat()
+    };
+    kube_scaffold(&dir, &conversion("v1", &["v2"])).success();
+    let crd =
+        fs::read_to_string(dir.join("config/crd/bases/webapp.mock.com_guestbooks.yaml")).unwrap();
+    assert!(
+        crd.contains("  conversion:\n    strategy: Webhook\n    webhook:\n      clientConfig:\n        service:\n          name: webhook-service\n          namespace: system\n          path: /convert\n"),
+        "{crd}"
+    );
+    let file = "src/api/webapp/v2/guestbook_conversion.rs";
+    let module = fs::read_to_string(dir.join(file)).unwrap();
+    assert!(
+        module.contains("                foo: spoke.spec.foo,\n"),
+        "{module}"
+    );
+    assert!(
+        module.contains("use crate::api::webapp::v1::Guestbook as Hub;"),
+        "{module}"
+    );
+    let list = fs::read_to_string(dir.join("src/webhook/conversion.rs")).unwrap();
+    assert!(
+        list.contains("        crate::api::webapp::v2::guestbook_conversion::conversion(),\n        // +kube-scaffold:scaffold:conversions"),
+        "{list}"
+    );
+    let default = fs::read_to_string(dir.join("config/default/kustomization.yaml")).unwrap();
+    assert!(
+        default.contains(
+            "      kind: CustomResourceDefinition\n      name: guestbooks.webapp.mock.com\n"
+        ),
+        "{default}"
+    );
+    // The same spoke again, or another hub, is refused and changes nothing.
+    let before = tree(&dir);
+    let again = kube_scaffold(&dir, &conversion("v1", &["v2"])).code(1);
+    assert!(stderr_of(&again).contains("Guestbook v2 has its conversions already"));
+    let other_hub = kube_scaffold(&dir, &conversion("v2", &["v1"])).code(1);
+    assert!(stderr_of(&other_hub).contains("Guestbook's conversions go through v1, its hub"));
+    assert_eq!(tree(&dir), before);
+    // `--force` writes the spoke's file again, unless the user edited it.
+    let forced = [&conversion("v1", &["v2"])[..], &["--force"]].concat();
+    fs::write(dir.join(file), format!("{module}// mine\n")).unwrap();
+    let refused = kube_scaffold(&dir, &forced).code(1);
+    assert!(stderr_of(&refused).contains("changed since kube-scaffold wrote them"));
+    fs::write(dir.join(file), &module).unwrap();
+    kube_scaffold(&dir, &forced).success();
+    let list = fs::read_to_string(dir.join("src/webhook/conversion.rs")).unwrap();
+    assert_eq!(
+        count(&list, "guestbook_conversion::conversion()"),
+        1,
+        "{list}"
     );
 }

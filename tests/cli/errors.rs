@@ -148,7 +148,10 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--defaulting"], 1, "no kind `webapp/v1 Guestbook` in this project"),
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook"], 1, "no webhook asked for"),
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--version", "v2", "--kind", "Guestbook", "--defaulting"], 1, "no kind `webapp/v2 Guestbook`"),
-    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--conversion", "--spoke", "v2"], 1, "conversion webhooks are not there yet"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--conversion", "--spoke", "v2"], 1, "Guestbook has no version `v2`"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--conversion"], 1, "`--conversion` needs the versions of Guestbook to convert to and from v1"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--conversion", "--spoke", "v1"], 1, "v1 is the hub (`--version`), not a spoke"),
+    case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--spoke", "v2"], 1, "`--spoke` names the versions of a conversion webhook"),
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--defaulting", "--overwrite-edited"], 2, "--force"),
     // create api for a kind Kubernetes defines
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false"], 1, "has no kind `apps/v1 Deploymnet`"),

@@ -190,5 +190,13 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_and_versions()
         let args = [&["create", "webhook"][..], &guestbook, &[hook]].concat();
         kube_scaffold(&dir, &args).success();
     }
+    // Conversions: v1 to and from v2, the stored version and hub.
+    let conversion = [
+        &["create", "webhook"][..],
+        &v2,
+        &["--conversion", "--spoke", "v1"],
+    ]
+    .concat();
+    kube_scaffold(&dir, &conversion).success();
     assert_golden(&dir, "owned-kinds");
 }

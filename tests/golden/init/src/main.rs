@@ -129,6 +129,7 @@ async fn main() -> anyhow::Result<()> {
         args.webhook_bind_address,
         &args.webhook_cert_path,
         webhook::hooks(),
+        webhook::conversion::conversions(),
         ctx.shutdown.clone(),
     )?;
 

@@ -1,6 +1,7 @@
-//! Admission webhooks: the server the API server posts its AdmissionReviews to, over TLS, and
-//! the configurations `make manifests` writes to `config/webhook/manifests.yaml`.
-//! `kube-scaffold create webhook` adds a hook per kind and kind of hook, each in its module.
+//! Webhooks: the server the API server posts its AdmissionReviews and ConversionReviews to,
+//! over TLS, and the configurations `make manifests` writes to `config/webhook/manifests.yaml`.
+//! `kube-scaffold create webhook` adds a hook per kind and kind of hook, each in its module,
+//! and the conversions between the versions of a kind (`conversion`).
 //!
 //! The serving certificate is read from `--webhook-cert-path` (`tls.crt` and `tls.key`, as
 //! cert-manager writes them into the Secret the manager mounts) and read again when the files
@@ -24,6 +25,7 @@ use kube::Resource;
 use kube::api::ObjectMeta;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use kube::core::conversion::ConversionReview;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio_rustls::TlsAcceptor;
@@ -36,6 +38,10 @@ use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_util::sync::CancellationToken;
 
 use crate::server::{self, BindAddress};
+
+pub mod conversion;
+
+use conversion::Conversion;
 
 // +kube-scaffold:scaffold:webhook-modules
 
@@ -271,16 +277,18 @@ pub fn configurations(
     (mutating, validating)
 }
 
-/// Serves `hooks` over TLS on `address` until `shutdown`, with the certificate in `cert_dir`;
-/// nothing when there is no hook or the address is `0` (then no certificate is needed). Fails
-/// at once if the address is taken or the certificate cannot be read.
+/// Serves `hooks` and `conversions` over TLS on `address` until `shutdown`, with the
+/// certificate in `cert_dir`; nothing when there are none or the address is `0` (then no
+/// certificate is needed). Fails at once if the address is taken or the certificate cannot be
+/// read.
 pub fn serve(
     address: BindAddress,
     cert_dir: &Path,
     hooks: Vec<Hook>,
+    conversions: Vec<Conversion>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    if hooks.is_empty() {
+    if hooks.is_empty() && conversions.is_empty() {
         return Ok(());
     }
     let Some(listener) = server::listen(address)? else {
@@ -292,7 +300,7 @@ pub fn serve(
         .with_cert_resolver(certificate.clone());
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     let acceptor = TlsAcceptor::from(Arc::new(config));
-    let app = router(hooks);
+    let app = router(hooks, conversions);
     tracing::info!(%address, "serving webhooks");
     tokio::spawn(certificate.keep_fresh(shutdown.clone()));
     tokio::spawn(async move {
@@ -328,8 +336,9 @@ pub fn serve(
     Ok(())
 }
 
-/// One route per hook, each answering the AdmissionReviews posted to its path.
-pub fn router(hooks: Vec<Hook>) -> Router {
+/// One route per hook, each answering the AdmissionReviews posted to its path, and
+/// `/convert` for the ConversionReviews of every kind with conversions.
+pub fn router(hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Router {
     let mut router = Router::new();
     for hook in hooks {
         let path = hook.path.clone();
@@ -338,6 +347,14 @@ pub fn router(hooks: Vec<Hook>) -> Router {
             Json(hook.review(review))
         };
         router = router.route(&path, post(answer).with_state(Arc::new(hook)));
+    }
+    if !conversions.is_empty() {
+        let answer = |State(conversions): State<Arc<Vec<Conversion>>>,
+                      Json(review): Json<ConversionReview>| async move {
+            Json(conversion::review(&conversions, review))
+        };
+        let state = Arc::new(conversions);
+        router = router.route(conversion::PATH, post(answer).with_state(state));
     }
     router
 }
@@ -474,7 +491,7 @@ mod tests {
         let address = format!("127.0.0.1:{port}").parse().unwrap();
         let shutdown = CancellationToken::new();
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
-        serve(address, &dir, hooks, shutdown.clone()).unwrap();
+        serve(address, &dir, hooks, Vec::new(), shutdown.clone()).unwrap();
 
         let mut roots = RootCertStore::empty();
         roots.add(made.cert.der().clone()).unwrap();
@@ -526,6 +543,7 @@ mod tests {
             address,
             Path::new("/nonexistent"),
             hooks,
+            Vec::new(),
             CancellationToken::new(),
         )
         .unwrap_err();

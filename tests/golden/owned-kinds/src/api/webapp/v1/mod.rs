@@ -9,4 +9,5 @@ mod guestbook;
 pub use guestbook::*;
 mod site;
 pub use site::*;
+pub mod guestbook_conversion;
 // +kube-scaffold:scaffold:api-kinds

@@ -1,0 +1,132 @@
+//! The fields of a kind's spec and status, read from the Rust source of one of its versions
+//! (with syn): what the conversions between two versions copy.
+
+use quote::ToTokens as _;
+use serde::Serialize;
+
+/// A named field of a struct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    /// Its type, as tokens.
+    pub ty: String,
+    /// Its type names one the version's file defines: the other version's has the same name
+    /// but is another type.
+    pub local: bool,
+}
+
+/// The named fields of the struct `name` in `source`; `None` if the source does not parse or
+/// has no such struct.
+pub fn of_struct(source: &str, name: &str) -> Option<Vec<Field>> {
+    let file = syn::parse_file(source).ok()?;
+    let defined: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) => Some(s.ident.to_string()),
+            syn::Item::Enum(e) => Some(e.ident.to_string()),
+            syn::Item::Type(t) => Some(t.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let item = file.items.iter().find_map(|item| match item {
+        syn::Item::Struct(s) if s.ident == name => Some(s),
+        _ => None,
+    })?;
+    let syn::Fields::Named(fields) = &item.fields else {
+        return None;
+    };
+    let fields = fields
+        .named
+        .iter()
+        .filter_map(|field| {
+            let ty = field.ty.to_token_stream().to_string();
+            let words: Vec<&str> = ty
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .collect();
+            let local = words
+                .iter()
+                .any(|w| *w == "self" || *w == "super" || defined.iter().any(|d| d == w));
+            Some(Field {
+                name: field.ident.as_ref()?.to_string(),
+                ty,
+                local,
+            })
+        })
+        .collect();
+    Some(fields)
+}
+
+/// A field a conversion sets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Copied {
+    pub name: String,
+    /// From the other version's field of the same name and type; else left to the user.
+    pub copied: bool,
+}
+
+/// Each field of `to`, copied from the field of `from` of the same name and type if there is
+/// one (a type of the version's own file is never the same).
+pub fn copied(from: &[Field], to: &[Field]) -> Vec<Copied> {
+    to.iter()
+        .map(|field| Copied {
+            name: field.name.clone(),
+            copied: from
+                .iter()
+                .any(|f| f.name == field.name && f.ty == field.ty && !f.local && !field.local),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V1: &str = r#"
+        pub struct GuestbookSpec {
+            #[serde(default)]
+            pub foo: Option<String>,
+            pub size: i32,
+            pub backend: Option<Backend>,
+            pub labels: std::collections::BTreeMap<String, String>,
+        }
+        pub struct Backend { pub url: String }
+    "#;
+
+    const V2: &str = r#"
+        pub struct GuestbookSpec {
+            pub foo: Option<String>,
+            pub size: i64,
+            pub backend: Option<Backend>,
+            pub labels: std::collections::BTreeMap<String, String>,
+            pub replicas: u32,
+        }
+        pub enum Backend { Url(String) }
+    "#;
+
+    #[test]
+    fn fields_of_the_same_name_and_type_are_copied_and_the_others_left_to_the_user() {
+        let v1 = of_struct(V1, "GuestbookSpec").unwrap();
+        let v2 = of_struct(V2, "GuestbookSpec").unwrap();
+        assert_eq!(v1[0].ty, "Option < String >");
+        assert!(v1[2].local, "{:?}", v1[2]);
+        let to_v2: Vec<(String, bool)> = copied(&v1, &v2)
+            .into_iter()
+            .map(|f| (f.name, f.copied))
+            .collect();
+        let expected = [
+            ("foo", true),
+            ("size", false),
+            ("backend", false),
+            ("labels", true),
+            ("replicas", false),
+        ];
+        assert_eq!(to_v2, expected.map(|(n, c)| (n.to_string(), c)));
+    }
+
+    #[test]
+    fn a_missing_struct_or_a_file_that_does_not_parse_has_no_fields() {
+        assert_eq!(of_struct(V1, "GuestbookStatus"), None);
+        assert_eq!(of_struct("pub struct {", "GuestbookSpec"), None);
+    }
+}
