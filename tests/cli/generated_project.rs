@@ -387,6 +387,25 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         &[&["create", "webhook"][..], &memcached, &defaulting].concat(),
     )
     .success();
+    // Conversions between Guestbook's versions, through v2 (stored): the API server can
+    // store v2 and serve v1.
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "webapp",
+            "--version",
+            "v2",
+            "--kind",
+            "Guestbook",
+            "--conversion",
+            "--spoke",
+            "v1",
+        ],
+    )
+    .success();
     // A CRD the user had, adopted as the project's kind: two versions, v1 stored (issue 9).
     kube_scaffold(
         &dir,
@@ -410,11 +429,12 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // its own and four for its Deployment; two each for the controllers of Deployments and
     // Certificates (and two, ignored until its user gives `object()` a spec, for the adopted
     // `Backup`: kopium cannot derive `Default` for its enums); two for each defaulting
-    // webhook, four for the validating one; the shared modules have 27 between them
-    // (conditions 2, controller 4, health 4, leader 7, metrics 4, server 3, webhook 3).
+    // webhook, four for the validating one; two round trips for Guestbook's conversions; the
+    // shared modules have 30 between them (conditions 2, controller 4, health 4, leader 7,
+    // metrics 4, server 3, webhook 3, conversion 3).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
     let expected =
-        4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + (2 + 4 + 2) + 27;
+        4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + (2 + 4 + 2) + 2 + 30;
     assert!(
         summary.contains(&format!(
             "test result: ok. {expected} passed; 0 failed; 2 ignored"
@@ -458,9 +478,12 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         &dir,
         "python3",
         &smoke_args,
-        &[("SMOKE_WEBHOOK", "/mutate-webapp-mock-com-v1-guestbook")],
+        &[
+            ("SMOKE_WEBHOOK", "/mutate-webapp-mock-com-v1-guestbook"),
+            ("SMOKE_CONVERSION", "v2"),
+        ],
     ));
-    assert_eq!(checks.matches("ok: ").count(), 16, "{checks}");
+    assert_eq!(checks.matches("ok: ").count(), 17, "{checks}");
     // Eleven kinds, the four kinds Site and Memcached own, and the controllers of Deployments,
     // Certificates and Backups.
     assert!(
@@ -1091,12 +1114,14 @@ fn assert_webhooks_wired(all: &str, cert_manager: &[String]) {
     ] {
         assert!(certificate.contains(wanted), "{wanted}: {certificate}");
     }
+    // Into both configurations and Guestbook's CRD, whose conversion calls the Service.
     let injected = "cert-manager.io/inject-ca-from: guestbook-system/guestbook-serving-cert";
-    assert_eq!(all.matches(injected).count(), 2, "{all}");
+    assert_eq!(all.matches(injected).count(), 3, "{all}");
     for wanted in [
         "name: guestbook-mutating-webhook-configuration",
         "name: guestbook-validating-webhook-configuration",
         "      name: guestbook-webhook-service\n      namespace: guestbook-system\n      path: /mutate-webapp-mock-com-v1-guestbook",
+        "          name: guestbook-webhook-service\n          namespace: guestbook-system\n          path: /convert",
         "- --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs",
         "secretName: webhook-server-cert",
         "targetPort: 9443",

@@ -11,7 +11,9 @@ after its lease duration, and never reconciles.
 With SMOKE_WEBHOOK=<path of the first kind's defaulting webhook>, it also checks the
 webhook server of a project with webhooks: without a certificate the manager exits naming
 --webhook-cert-path; with one (made by openssl), it answers an AdmissionReview posted over
-TLS with the defaults as a JSON patch.
+TLS with the defaults as a JSON patch. With SMOKE_CONVERSION=<another version of the first
+kind> too, it posts a ConversionReview of an object of the first kind to /convert and checks
+the object comes back in that version, its name and spec kept.
 
 Usage: manager_smoke.py MANAGER_BINARY GROUP/VERSION/PLURAL/KIND[/cluster] ...
 (GROUP `core` for the core group; the first kind is the one listed with an object.)
@@ -186,19 +188,39 @@ def check_webhooks(binary, work, resources, path):
         "resource": {"group": group, "version": version, "resource": plural},
         "operation": "CREATE", "userInfo": {"username": "smoke"}, "object": obj}}
     context = ssl.create_default_context(cafile=os.path.join(certs, "tls.crt"))
-    answer, deadline = None, time.time() + 30
-    while answer is None and time.time() < deadline and manager.poll() is None:
-        try:
-            connection = http.client.HTTPSConnection("localhost", port, context=context, timeout=5)
-            connection.request("POST", path, json.dumps(review), {"Content-Type": "application/json"})
-            answer = json.loads(connection.getresponse().read())
-        except OSError:
-            time.sleep(0.2)
-    response = (answer or {}).get("response", {})
+
+    def post(path, body):
+        answer, deadline = None, time.time() + 30
+        while answer is None and time.time() < deadline and manager.poll() is None:
+            try:
+                connection = http.client.HTTPSConnection("localhost", port, context=context,
+                                                         timeout=5)
+                connection.request("POST", path, json.dumps(body),
+                                   {"Content-Type": "application/json"})
+                answer = json.loads(connection.getresponse().read())
+            except OSError:
+                time.sleep(0.2)
+        return (answer or {}).get("response", {})
+
+    response = post(path, review)
     patch = json.loads(bytes(response.get("patch", [])) or b"[]")
     check(response.get("allowed") is True and response.get("uid") == review["request"]["uid"]
           and any(op.get("path", "").startswith("/spec") for op in patch),
           f"an AdmissionReview posted over TLS to {path} is answered with the defaults ({patch})")
+    if os.environ.get("SMOKE_CONVERSION"):
+        desired = f"{group}/{os.environ['SMOKE_CONVERSION']}"
+        obj = dict(obj, spec={"foo": "smoke"})
+        review = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "request": {
+            "uid": "5d6e3f5a-0000-4000-8000-000000000002", "desiredAPIVersion": desired,
+            "objects": [obj]}}
+        response = post("/convert", review)
+        converted = response.get("convertedObjects") or [{}]
+        check(response.get("result", {}).get("status") == "Success"
+              and response.get("uid") == review["request"]["uid"]
+              and converted[0].get("apiVersion") == desired
+              and converted[0].get("metadata", {}).get("name") == "smoke"
+              and converted[0].get("spec") == {"foo": "smoke"},
+              f"a ConversionReview posted to /convert is answered with the object in {desired} ({response})")
     output = stop(manager)
     check(manager.returncode == 0, f"SIGTERM: a manager serving webhooks exits {manager.returncode}")
     server.shutdown()
