@@ -171,9 +171,9 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test"]));
-    // The shared modules' 27, and Guestbook's six (0.1.0's controller had a finalizer).
+    // The shared modules' 30, and Guestbook's six (0.1.0's controller had a finalizer).
     assert!(
-        tests.contains("test result: ok. 33 passed; 0 failed"),
+        tests.contains("test result: ok. 36 passed; 0 failed"),
         "{tests}"
     );
     run(&dir, "make", &["manifests"]);
@@ -429,12 +429,12 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // its own and four for its Deployment; two each for the controllers of Deployments and
     // Certificates (and two, ignored until its user gives `object()` a spec, for the adopted
     // `Backup`: kopium cannot derive `Default` for its enums); two for each defaulting
-    // webhook, four for the validating one; two round trips for Guestbook's conversions; the
+    // webhook, five for the validating one; two round trips for Guestbook's conversions; the
     // shared modules have 30 between them (conditions 2, controller 4, health 4, leader 7,
     // metrics 4, server 3, webhook 3, conversion 3).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
     let expected =
-        4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + (2 + 4 + 2) + 2 + 30;
+        4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + (2 + 5 + 2) + 2 + 30;
     assert!(
         summary.contains(&format!(
             "test result: ok. {expected} passed; 0 failed; 2 ignored"
@@ -896,7 +896,7 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
-    assert!(tests.contains("test result: ok. 33 passed"), "{tests}");
+    assert!(tests.contains("test result: ok. 36 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
     let crd = fs::read_to_string(crd).unwrap();

@@ -15,9 +15,10 @@
 //! End-to-end test against a real cluster where the manager runs: `make test-e2e` creates a
 //! kind cluster, builds and loads the image, deploys it, and runs this test in the kubeconfig
 //! context `E2E_KUBE_CONTEXT` (your current context is left alone). It waits until the webhooks
-//! (if any) have cert-manager's CA, applies every sample in `config/samples`, waits until each
-//! is `Available`, reads it back in every other version of its kind, deletes it, and waits
-//! until it is gone.
+//! (if any) have cert-manager's CA, checks that each validating webhook refuses its example
+//! object, applies every sample in `config/samples`, waits until each is `Available`, reads it
+//! back in every other version of its kind (through the conversion webhook, if the kind has
+//! one), deletes it, and waits until it is gone.
 //! `make test-e2e` then undeploys and uninstalls, each within a bound. `cargo test` skips it.
 
 use std::path::Path;
@@ -27,14 +28,16 @@ use anyhow::Context as _;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt as _;
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams,
 };
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use guestbook::api;
+use guestbook::{api, webhook};
 
 const NAMESPACE: &str = "default";
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -45,6 +48,7 @@ const POLL: Duration = Duration::from_secs(2);
 async fn every_sample_becomes_available_and_is_cleaned_up() -> anyhow::Result<()> {
     let client = client().await?;
     webhooks_have_their_ca(&client).await?;
+    validators_refuse_their_examples(&client).await?;
     let mut samples = 0;
     for entry in std::fs::read_dir("config/samples")? {
         let path = entry?.path();
@@ -138,14 +142,63 @@ async fn check_sample(client: &Client, path: &Path) -> anyhow::Result<()> {
     .await
 }
 
+/// Each validating webhook with an example it refuses (`refused()` in its module): created as
+/// a dry run, the API server asks the webhook, which refuses it.
+async fn validators_refuse_their_examples(client: &Client) -> anyhow::Result<()> {
+    let crds = api::crds()?;
+    for hook in webhook::hooks() {
+        let Some(example) = &hook.refused else {
+            continue;
+        };
+        let crd = crds
+            .iter()
+            .find(|c| c.spec.group == hook.group && c.spec.names.plural == hook.plural)
+            .with_context(|| format!("no CRD of this project serves {}", hook.plural))?;
+        let gvk = GroupVersionKind::gvk(&hook.group, &hook.version, &crd.spec.names.kind);
+        let resource = ApiResource::from_gvk_with_plural(&gvk, &hook.plural);
+        let objects: Api<DynamicObject> = if crd.spec.scope == "Namespaced" {
+            Api::namespaced_with(client.clone(), NAMESPACE, &resource)
+        } else {
+            Api::all_with(client.clone(), &resource)
+        };
+        let object: DynamicObject = serde_json::from_value(example.clone())?;
+        let dry_run = PostParams {
+            dry_run: true,
+            ..PostParams::default()
+        };
+        match objects.create(&dry_run, &object).await {
+            Err(kube::Error::Api(status)) if status.message.contains(&hook.name) => {}
+            Err(err) => {
+                return Err(err)
+                    .with_context(|| format!("{} did not refuse its example", hook.name));
+            }
+            Ok(_) => anyhow::bail!("{} let its example through", hook.name),
+        }
+    }
+    Ok(())
+}
+
 /// Waits until cert-manager has injected its CA into every webhook configuration of the
-/// project (none without webhooks): before that, the API server cannot call the webhooks.
+/// project and every CRD it converts (none without webhooks): before that, the API server
+/// cannot call the webhooks.
 async fn webhooks_have_their_ca(client: &Client) -> anyhow::Result<()> {
     let prefix = "guestbook-";
     let mutating: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
     let validating: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let ours: Vec<String> = api::crds()?
+        .into_iter()
+        .filter_map(|crd| crd.metadata.name)
+        .collect();
     wait("the webhook configurations", "to get their CA", || async {
         let mut bundles = Vec::new();
+        for name in &ours {
+            let crd = crds.get(name).await?;
+            let conversion = crd.spec.conversion.and_then(|c| c.webhook);
+            if let Some(webhook) = conversion {
+                bundles.push(webhook.client_config.and_then(|c| c.ca_bundle));
+            }
+        }
         for configuration in mutating.list(&ListParams::default()).await? {
             if configuration.name_any().starts_with(prefix) {
                 let hooks = configuration.webhooks.unwrap_or_default();

@@ -12,6 +12,15 @@ pub fn hook() -> Hook {
         update: validate_update,
         delete: validate_delete,
     })
+    .refusing(refused())
+}
+
+/// An object your checks refuse and the CRD's schema allows: `make test-e2e` creates it (a dry
+/// run) to see the API server ask this webhook and be refused. `None` checks nothing.
+pub fn refused() -> Option<Object> {
+    let mut obj = Object::new("refused", Default::default());
+    obj.spec.foo = Some(String::new());
+    Some(obj)
 }
 
 /// A new object: `Ok` with warnings for whoever sent it (often none), or `Err` with the
@@ -85,6 +94,12 @@ mod tests {
             assert!(!response.allowed, "{operation}");
             assert_eq!(response.result.message, "spec.foo must not be empty");
         }
+    }
+
+    #[test]
+    fn the_example_for_the_end_to_end_test_is_refused() {
+        let response = answer("CREATE", &refused().expect("an example"));
+        assert!(!response.allowed);
     }
 
     #[test]

@@ -86,6 +86,8 @@ pub struct Hook {
     pub plural: String,
     /// The operations the API server sends for review (`CREATE`, `UPDATE`, `DELETE`).
     pub operations: Vec<String>,
+    /// An object a validating hook refuses, for the end-to-end test (`refusing`).
+    pub refused: Option<serde_json::Value>,
     answer: Answer,
 }
 
@@ -188,8 +190,16 @@ impl Hook {
             version: version.to_string(),
             plural: K::plural(&()).to_string(),
             operations: operations.iter().map(|op| op.to_string()).collect(),
+            refused: None,
             answer,
         }
+    }
+
+    /// This hook, with `object`, one it refuses: `make test-e2e` creates it (a dry run) and
+    /// checks that the API server asked this hook, which refused it.
+    pub fn refusing<K: Serialize>(mut self, object: Option<K>) -> Self {
+        self.refused = object.and_then(|object| serde_json::to_value(object).ok());
+        self
     }
 
     /// The answer to one AdmissionReview.
