@@ -9,6 +9,7 @@ use std::path::Path;
 
 use crate::cli::CreateWebhookArgs;
 use crate::error::user_error;
+use crate::model::core;
 use crate::model::gvk::Gvk;
 use crate::model::project::{Command, Project, WebhookInputs};
 use crate::plugins::{self, base};
@@ -31,31 +32,10 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
             "pass `--defaulting`, `--programmatic-validation` and/or `--conversion --spoke <version>`",
         ));
     }
-    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.init.domain)?;
-    let resources = project.resources();
-    let Some(resource) = resources.iter().find(|r| {
-        r.api && (&r.group, &r.version, &r.kind) == (&gvk.group, &gvk.version, &gvk.kind)
-    }) else {
-        return Err(user_error(
-            format!(
-                "no kind `{}/{} {}` in this project: a webhook needs the kind's type",
-                gvk.group, gvk.version, gvk.kind
-            ),
-            format!(
-                "create it first: `kube-scaffold create api --group {} --version {} --kind {}`",
-                gvk.group, gvk.version, gvk.kind
-            ),
-        ));
+    let gvk = match core::find(&args.group, &args.version, &args.kind) {
+        Some(builtin) => builtin_kind(builtin, &args)?,
+        None => own_kind(&project, &args)?,
     };
-    if resource.adopted {
-        return Err(user_error(
-            format!(
-                "`{}` was adopted from a CRD, whose types kopium wrote: webhooks for it are not there yet",
-                gvk.kind
-            ),
-            "write the webhook by hand in src/webhook/, after the scaffolded ones of other kinds",
-        ));
-    }
     let spoke = spokes(&project, &gvk, &args)?;
     let had = |wanted: fn(&WebhookInputs) -> bool| {
         project
@@ -186,4 +166,52 @@ fn spokes(project: &Project, gvk: &Gvk, args: &CreateWebhookArgs) -> anyhow::Res
         }
     }
     Ok(spokes)
+}
+
+/// A kind Kubernetes defines (`core/v1 Pod`): its hooks need no type of the project.
+fn builtin_kind(builtin: &core::CoreKind, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> {
+    if args.conversion {
+        return Err(user_error(
+            format!(
+                "`{}` is Kubernetes' own kind: its versions are converted by the API server",
+                builtin.flag()
+            ),
+            "drop `--conversion`; conversions are for the kinds of this project",
+        ));
+    }
+    Ok(Gvk {
+        group: core::spelled_group(builtin.group).into(),
+        version: builtin.version.into(),
+        kind: builtin.kind.into(),
+    })
+}
+
+/// A kind of the project: one `create api` made, whose Rust type the project has.
+fn own_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> {
+    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.init.domain)?;
+    let resources = project.resources();
+    let Some(resource) = resources.iter().find(|r| {
+        r.api && (&r.group, &r.version, &r.kind) == (&gvk.group, &gvk.version, &gvk.kind)
+    }) else {
+        return Err(user_error(
+            format!(
+                "no kind `{}/{} {}` in this project: a webhook needs the kind's type",
+                gvk.group, gvk.version, gvk.kind
+            ),
+            format!(
+                "create it first: `kube-scaffold create api --group {} --version {} --kind {}`",
+                gvk.group, gvk.version, gvk.kind
+            ),
+        ));
+    };
+    if resource.adopted {
+        return Err(user_error(
+            format!(
+                "`{}` was adopted from a CRD, whose types kopium wrote: webhooks for it are not there yet",
+                gvk.kind
+            ),
+            "write the webhook by hand in src/webhook/, after the scaffolded ones of other kinds",
+        ));
+    }
+    Ok(gvk)
 }

@@ -208,6 +208,8 @@ pub struct WebhookContext {
     pub validate_path: String,
     /// The kind's spec has the scaffolded example field `foo` (else deploy-image's `size`).
     pub spec_foo: bool,
+    /// A kind Kubernetes defines (k8s-openapi's type; no example in the hooks).
+    pub builtin: bool,
     /// The kind's group as a Rust module.
     pub group_module: String,
     /// This command's conversions: one per spoke.
@@ -740,6 +742,17 @@ fn webhook_hook(
     earlier: &[Command],
     mutating: bool,
 ) -> anyhow::Result<manifests::Hook> {
+    if let Some(builtin) = builtin_of(webhook, earlier) {
+        let mut hook = manifests::Hook::new(
+            mutating,
+            builtin.group,
+            builtin.version,
+            builtin.kind,
+            builtin.plural,
+        );
+        hook.excluded_namespaces = excluded_namespaces(init);
+        return Ok(hook);
+    }
     let resource = resources_of(earlier)
         .into_iter()
         .find(|r| {
@@ -763,6 +776,28 @@ fn webhook_hook(
         &webhook.kind,
         &resource.plural,
     ))
+}
+
+/// The kind Kubernetes defines that `webhook` is for, unless the project has a kind of that
+/// name (`earlier`).
+fn builtin_of(webhook: &WebhookInputs, earlier: &[Command]) -> Option<&'static core::CoreKind> {
+    let own = resources_of(earlier).into_iter().any(|r| {
+        r.api
+            && (&r.group, &r.version, &r.kind) == (&webhook.group, &webhook.version, &webhook.kind)
+    });
+    match own {
+        true => None,
+        false => core::find(&webhook.group, &webhook.version, &webhook.kind),
+    }
+}
+
+/// The namespaces a hook on a kind Kubernetes defines leaves out: the cluster's and the
+/// manager's (config/default's `<project>-system`), as its template lists them (`LEFT_OUT`).
+fn excluded_namespaces(init: &InitInputs) -> Vec<String> {
+    vec![
+        "kube-system".into(),
+        format!("{}-system", init.project_name),
+    ]
 }
 
 /// Every hook `commands` made, in the order `webhook::hooks()` lists them: a hook made again
@@ -807,6 +842,7 @@ impl WebhookContext {
         let validate = webhook_hook(init, webhook, earlier, false)?;
         let group_module = gvk::group_module(&webhook.group);
         let kind = &webhook.kind;
+        let builtin = builtin_of(webhook, earlier);
         let mut conversions = Vec::new();
         if webhook.conversion {
             let hub = VersionFields::read(tree, &group_module, &webhook.version, kind)?;
@@ -833,14 +869,19 @@ impl WebhookContext {
             kind: webhook.kind.clone(),
             kind_lower: webhook.kind.to_lowercase(),
             version: webhook.version.clone(),
-            qualified_group: gvk::qualified_group(&webhook.group, &init.domain),
+            qualified_group: mutate.group.clone(),
             plural: mutate.plural.clone(),
-            type_path: format!(
-                "crate::api::{}::{}::{}",
-                gvk::group_module(&webhook.group),
-                webhook.version,
-                webhook.kind
-            ),
+            type_path: match builtin {
+                Some(builtin) => builtin.rust_path(),
+                None => format!(
+                    "crate::api::{}::{}::{}",
+                    gvk::group_module(&webhook.group),
+                    webhook.version,
+                    webhook.kind
+                ),
+            },
+            builtin: builtin.is_some(),
+
             defaulter: webhook.defaulting.then(|| module("defaulter")),
             validator: webhook.validation.then(|| module("validator")),
             spec_foo: !earlier.iter().filter_map(Command::api).any(|a| {
@@ -1098,6 +1139,17 @@ mod tests {
         projects[1]
             .commands
             .push(webhook("webapp", "v1", "Guestbook", false, true));
+        // Both kinds of hook on the shortest and the longest kinds Kubernetes defines.
+        projects[0]
+            .commands
+            .push(webhook("core", "v1", "Pod", true, true));
+        projects[2].commands.push(webhook(
+            "admissionregistration.k8s.io",
+            "v1",
+            "ValidatingAdmissionPolicyBinding",
+            true,
+            true,
+        ));
         // Conversions: Guestbook's v2 and v1beta1 through v1; the longest kind's v1 through
         // v1beta1.
         let conversion = |group: &str, hub: &str, kind: &str, spokes: &[&str]| {

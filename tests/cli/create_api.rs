@@ -790,3 +790,22 @@ fn conversions_go_through_one_hub_and_convert_the_crd_by_webhook() {
         "{list}"
     );
 }
+
+#[test]
+fn webhooks_for_kinds_kubernetes_defines_leave_the_cluster_and_the_manager_out() {
+    let (_tmp, dir) = with_guestbook();
+    let pod = ["create", "webhook", "--group", "core", "--kind", "Pod"];
+    kube_scaffold(&dir, &[&pod[..], &["--defaulting"]].concat()).success();
+    let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    let expected = "      path: /mutate--v1-pod\n  failurePolicy: Fail\n  name: mpod-v1.core.kb.io\n  namespaceSelector:\n    matchExpressions:\n    - key: kubernetes.io/metadata.name\n      operator: NotIn\n      values:\n      - kube-system\n      - guestbook-system\n";
+    assert!(manifests.contains(expected), "{manifests}");
+    let hook = fs::read_to_string(dir.join("src/webhook/pod_v1_defaulter.rs")).unwrap();
+    assert!(
+        hook.contains("pub use k8s_openapi::api::core::v1::Pod as Object;")
+            && hook.contains(".outside(LEFT_OUT)")
+            && hook.contains("    \"kube-system\",\n    // The manager's: config/default's namespace.\n    \"guestbook-system\",\n];"),
+        "{hook}"
+    );
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(project.contains("group = \"core\""), "{project}");
+}

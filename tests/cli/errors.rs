@@ -152,6 +152,7 @@ const CASES: &[Case] = &[
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--conversion"], 1, "`--conversion` needs the versions of Guestbook to convert to and from v1"),
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--conversion", "--spoke", "v1"], 1, "v1 is the hub (`--version`), not a spoke"),
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--spoke", "v2"], 1, "`--spoke` names the versions of a conversion webhook"),
+    case(WithGuestbook, &["create", "webhook", "--group", "core", "--kind", "Pod", "--conversion", "--spoke", "v2"], 1, "`core/v1/Pod` is Kubernetes' own kind"),
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--defaulting", "--overwrite-edited"], 2, "--force"),
     // create api for a kind Kubernetes defines
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false"], 1, "has no kind `apps/v1 Deploymnet`"),

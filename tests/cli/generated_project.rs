@@ -171,9 +171,9 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test"]));
-    // The shared modules' 30, and Guestbook's six (0.1.0's controller had a finalizer).
+    // The shared modules' 31, and Guestbook's six (0.1.0's controller had a finalizer).
     assert!(
-        tests.contains("test result: ok. 36 passed; 0 failed"),
+        tests.contains("test result: ok. 37 passed; 0 failed"),
         "{tests}"
     );
     run(&dir, "make", &["manifests"]);
@@ -387,6 +387,23 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         &[&["create", "webhook"][..], &memcached, &defaulting].concat(),
     )
     .success();
+    // Both kinds of webhook on a kind Kubernetes defines, without a `create api`.
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--defaulting",
+            "--programmatic-validation",
+        ],
+    )
+    .success();
     // Conversions between Guestbook's versions, through v2 (stored): the API server can
     // store v2 and serve v1.
     kube_scaffold(
@@ -429,12 +446,20 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // its own and four for its Deployment; two each for the controllers of Deployments and
     // Certificates (and two, ignored until its user gives `object()` a spec, for the adopted
     // `Backup`: kopium cannot derive `Default` for its enums); two for each defaulting
-    // webhook, five for the validating one; two round trips for Guestbook's conversions; the
-    // shared modules have 30 between them (conditions 2, controller 4, health 4, leader 7,
-    // metrics 4, server 3, webhook 3, conversion 3).
+    // webhook, five for the validating one; one and three for Pod's; two round trips for
+    // Guestbook's conversions; the shared modules have 31 between them (conditions 2,
+    // controller 4, health 4, leader 7, metrics 4, server 3, webhook 4, conversion 3).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
-    let expected =
-        4 * kinds.len() + 2 * finalizers + (2 + 4 + 3 + 2) + (2 + 4) + 2 + 2 + (2 + 5 + 2) + 2 + 30;
+    let expected = 4 * kinds.len()
+        + 2 * finalizers
+        + (2 + 4 + 3 + 2)
+        + (2 + 4)
+        + 2
+        + 2
+        + (2 + 5 + 2)
+        + (1 + 3)
+        + 2
+        + 31;
     assert!(
         summary.contains(&format!(
             "test result: ok. {expected} passed; 0 failed; 2 ignored"
@@ -896,7 +921,7 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
-    assert!(tests.contains("test result: ok. 36 passed"), "{tests}");
+    assert!(tests.contains("test result: ok. 37 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
     let crd = fs::read_to_string(crd).unwrap();

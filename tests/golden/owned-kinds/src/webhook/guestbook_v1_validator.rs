@@ -15,8 +15,8 @@ pub fn hook() -> Hook {
     .refusing(refused())
 }
 
-/// An object your checks refuse and the CRD's schema allows: `make test-e2e` creates it (a dry
-/// run) to see the API server ask this webhook and be refused. `None` checks nothing.
+/// An object your checks refuse and the kind's schema allows: `make test-e2e` creates it (a
+/// dry run) to see the API server ask this webhook and be refused. `None` checks nothing.
 pub fn refused() -> Option<Object> {
     let mut obj = Object::new("refused", Default::default());
     obj.spec.foo = Some(String::new());
@@ -39,7 +39,6 @@ pub fn validate_update(_old: &Object, new: &Object) -> Verdict {
 pub fn validate_delete(_obj: &Object) -> Verdict {
     Ok(Vec::new())
 }
-
 fn validate(obj: &Object) -> Verdict {
     // TODO(user): your checks, e.g.:
     if obj.spec.foo.as_deref() == Some("") {

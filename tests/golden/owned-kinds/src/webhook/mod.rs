@@ -21,6 +21,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use kube::Resource;
 use kube::api::ObjectMeta;
 use kube::core::DynamicObject;
@@ -79,7 +80,9 @@ pub struct Hook {
     pub path: String,
     /// A defaulting (mutating) webhook, else a validating one.
     pub mutating: bool,
-    /// The webhook's name in its configuration: `<m|v><kind>-<version>.<group>`.
+    /// The webhook's name in its configuration: `<m|v><kind>-<version>.<group>`, or
+    /// `...<group or core>.kb.io` for a group without a dot (the API server wants three
+    /// segments).
     pub name: String,
     pub group: String,
     pub version: String,
@@ -88,6 +91,8 @@ pub struct Hook {
     pub operations: Vec<String>,
     /// An object a validating hook refuses, for the end-to-end test (`refusing`).
     pub refused: Option<serde_json::Value>,
+    /// Namespaces whose objects the API server does not send (`outside`).
+    pub excluded_namespaces: Vec<String>,
     answer: Answer,
 }
 
@@ -182,17 +187,47 @@ impl Hook {
             false => ("v", "validate"),
         };
         let kind = kind.to_lowercase();
+        let name = match (group.contains('.'), group.is_empty()) {
+            (true, _) => format!("{prefix}{kind}-{version}.{group}"),
+            (false, true) => format!("{prefix}{kind}-{version}.core.kb.io"),
+            (false, false) => format!("{prefix}{kind}-{version}.{group}.kb.io"),
+        };
         Self {
             path: format!("/{path}-{}-{version}-{kind}", group.replace('.', "-")),
             mutating,
-            name: format!("{prefix}{kind}-{version}.{group}"),
+            name,
             group: group.to_string(),
             version: version.to_string(),
             plural: K::plural(&()).to_string(),
             operations: operations.iter().map(|op| op.to_string()).collect(),
             refused: None,
+            excluded_namespaces: Vec::new(),
             answer,
         }
+    }
+
+    /// This hook, not sent the objects of `namespaces`. A hook on a kind Kubernetes defines
+    /// leaves out `kube-system` and the manager's own namespace: while the manager is down,
+    /// the API server refuses what the hook would review, and the manager's own pods must
+    /// still start.
+    pub fn outside(mut self, namespaces: &[&str]) -> Self {
+        self.excluded_namespaces = namespaces.iter().map(|n| n.to_string()).collect();
+        self
+    }
+
+    /// The namespaces the API server sends this hook's objects from: all but the excluded.
+    fn namespace_selector(&self) -> Option<LabelSelector> {
+        if self.excluded_namespaces.is_empty() {
+            return None;
+        }
+        Some(LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "kubernetes.io/metadata.name".into(),
+                operator: "NotIn".into(),
+                values: Some(self.excluded_namespaces.clone()),
+            }]),
+            ..LabelSelector::default()
+        })
     }
 
     /// This hook, with `object`, one it refuses: `make test-e2e` creates it (a dry run) and
@@ -264,6 +299,7 @@ pub fn configurations(
             client_config: hook.client_config(),
             failure_policy: Some("Fail".into()),
             name: hook.name.clone(),
+            namespace_selector: hook.namespace_selector(),
             rules: Some(vec![hook.rule()]),
             side_effects: "None".into(),
             ..MutatingWebhook::default()
@@ -277,6 +313,7 @@ pub fn configurations(
             client_config: hook.client_config(),
             failure_policy: Some("Fail".into()),
             name: hook.name.clone(),
+            namespace_selector: hook.namespace_selector(),
             rules: Some(vec![hook.rule()]),
             side_effects: "None".into(),
             ..ValidatingWebhook::default()
@@ -481,7 +518,7 @@ mod tests {
     fn a_hook_is_named_and_registered_as_kubebuilder_does() {
         let hook = Hook::defaulting::<ConfigMap>(label);
         assert_eq!(hook.path, "/mutate--v1-configmap");
-        assert_eq!(hook.name, "mconfigmap-v1.");
+        assert_eq!(hook.name, "mconfigmap-v1.core.kb.io");
         let (mutating, validating) = configurations(&[hook]);
         assert!(validating.is_none());
         let webhook = &mutating.unwrap().webhooks.unwrap()[0];
@@ -489,6 +526,18 @@ mod tests {
         assert_eq!(webhook.side_effects, "None");
         let rule = &webhook.rules.as_ref().unwrap()[0];
         assert_eq!(rule.resources, Some(vec!["configmaps".to_string()]));
+    }
+
+    #[test]
+    fn a_hook_outside_namespaces_is_not_sent_their_objects() {
+        let hook = Hook::defaulting::<ConfigMap>(label).outside(&["kube-system"]);
+        let (mutating, _) = configurations(&[hook]);
+        let webhook = &mutating.unwrap().webhooks.unwrap()[0];
+        let selector = webhook.namespace_selector.as_ref().unwrap();
+        let requirement = &selector.match_expressions.as_ref().unwrap()[0];
+        assert_eq!(requirement.key, "kubernetes.io/metadata.name");
+        assert_eq!(requirement.operator, "NotIn");
+        assert_eq!(requirement.values, Some(vec!["kube-system".to_string()]));
     }
 
     /// The manager's webhook server, over TLS with a certificate made here: a review posted to
