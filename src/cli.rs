@@ -148,6 +148,11 @@ pub struct CreateWebhookArgs {
     /// separate with commas).
     #[arg(long, value_delimiter = ',')]
     pub spoke: Vec<String>,
+    /// The manager makes the webhooks' certificates (a CA and a serving certificate in a
+    /// Secret, the CA injected), instead of cert-manager: chosen by the project's first
+    /// webhook.
+    #[arg(long)]
+    pub self_signed: bool,
     /// Scaffold the hook's files again if they exist (files you edited are kept).
     #[arg(long)]
     pub force: bool,

@@ -65,6 +65,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
             ));
         }
     }
+    let self_signed = certificates(&project, args.self_signed)?;
     let mut tree = Tree::over(root);
     base::read_header(&mut tree)?;
     let inputs = WebhookInputs {
@@ -75,6 +76,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         validation: args.programmatic_validation,
         conversion: args.conversion,
         spoke,
+        self_signed,
         force: args.force,
     };
     let templates = Templates::load()?;
@@ -214,4 +216,19 @@ fn own_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> 
         ));
     }
     Ok(gvk)
+}
+
+/// Whether the manager makes the webhooks' certificates: as the project's first webhook chose
+/// (`--self-signed`), or as asked by this one if it is the first.
+fn certificates(project: &Project, self_signed: bool) -> anyhow::Result<bool> {
+    let Some(first) = project.commands.iter().find_map(Command::webhook) else {
+        return Ok(self_signed);
+    };
+    if self_signed && !first.self_signed {
+        return Err(user_error(
+            "this project's webhooks have cert-manager's certificates (its first `create webhook` chose)",
+            "drop `--self-signed`; docs/webhooks.md says how to move a project to the manager's own certificates",
+        ));
+    }
+    Ok(first.self_signed)
 }

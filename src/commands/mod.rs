@@ -310,6 +310,7 @@ mod tests {
             validation: true,
             conversion: true,
             spoke: vec!["v2".into()],
+            self_signed: false,
             force: false,
         };
         let mut tree = crate::scaffold::tree::Tree::empty();
@@ -339,6 +340,32 @@ mod tests {
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
+        // The other certificate mode: its own files (those of both modes are counted once).
+        let self_signed = plugins::WebhookContext::new(
+            &init_inputs(),
+            &crate::model::project::WebhookInputs {
+                self_signed: true,
+                ..webhook.clone()
+            },
+            String::new(),
+            &earlier,
+            &mut tree,
+        )
+        .unwrap();
+        let mut plan = Plan::default();
+        kustomize::plan_webhook(&mut plan, &self_signed);
+        let both: Vec<&str> = plan.files.iter().map(|s| s.template.as_str()).collect();
+        let new: Vec<_> = plan
+            .files
+            .iter()
+            .filter(|s| !used.contains_key(&s.template))
+            .collect();
+        for spec in new {
+            *used.entry(spec.template.clone()).or_default() += 1;
+            let text = templates.render(&spec.template, &self_signed).unwrap();
+            assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
+        }
+        assert!(both.contains(&"v2/webhook/config/webhookcerts/cluster_role.yaml.tera"));
         for plan in plugins::v1::plans() {
             for spec in &plan.files {
                 *used.entry(spec.template.clone()).or_default() += 1;

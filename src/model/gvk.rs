@@ -34,6 +34,7 @@ const TAKEN_CRATE_NAMES: &[&str] = &[
     "std",
     "test",
     "thiserror",
+    "time",
     "tokio",
     "tokio_rustls",
     "tokio_util",

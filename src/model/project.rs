@@ -124,6 +124,10 @@ pub struct WebhookInputs {
     /// The versions converted to and from the hub (`--spoke`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spoke: Vec<String>,
+    /// The project's webhooks have certificates the manager makes (`--self-signed`), not
+    /// cert-manager's: chosen by the first `create webhook`, the same in every later one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub self_signed: bool,
     /// The hooks' files were scaffolded again over existing ones (`--force`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub force: bool,

@@ -30,12 +30,58 @@ const WEBHOOK_FILES: &[(&str, &str)] = &[
     ("v2/webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml"),
     ("v2/webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml"),
     ("v2/webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml"),
+];
+
+/// The first webhook's files for cert-manager's certificates.
+#[rustfmt::skip]
+const CERT_MANAGER_FILES: &[(&str, &str)] = &[
     ("v2/webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml"),
     ("v2/webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml"),
     ("v2/webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml"),
     ("v2/webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml"),
     ("v2/webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
 ];
+
+/// The first webhook's files for the certificates the manager makes (`--self-signed`).
+#[rustfmt::skip]
+const SELF_SIGNED_FILES: &[(&str, &str)] = &[
+    ("v2/webhook/config/webhookcerts/kustomization.yaml.tera", "config/webhookcerts/kustomization.yaml"),
+    ("v2/webhook/config/webhookcerts/kustomizeconfig.yaml.tera", "config/webhookcerts/kustomizeconfig.yaml"),
+    ("v2/webhook/config/webhookcerts/role.yaml.tera", "config/webhookcerts/role.yaml"),
+    ("v2/webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml"),
+    ("v2/webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE),
+    ("v2/webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml"),
+    ("v2/webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
+];
+
+const CERTS_CLUSTER_ROLE: &str = "config/webhookcerts/cluster_role.yaml";
+/// In the ClusterRole of the manager's certificates: a rule per CRD it converts.
+pub const CERTS_CRDS: Marker = Marker::new(CERTS_CLUSTER_ROLE, "webhook-certs-crds");
+
+/// What the first webhook adds to config/default when the manager makes the certificates:
+/// the manager's patch, and the replacement that gives it the webhook Service's name.
+const SELF_SIGNED_SECTIONS: &str = "patches:
+# [WEBHOOK] The manager serves the webhooks with the certificate it makes itself.
+- path: manager_webhook_patch.yaml
+  target:
+    kind: Deployment
+    name: controller-manager
+
+replacements:
+# [WEBHOOK] The manager's certificate is for the webhook Service's names (and its prefix
+# names the webhook configurations that get the CA).
+- source:
+    kind: Service
+    version: v1
+    name: webhook-service
+    fieldPath: .metadata.name
+  targets:
+  - select:
+      kind: Deployment
+      name: controller-manager
+    fieldPaths:
+    - spec.template.spec.containers.[name=manager].env.[name=WEBHOOK_SERVICE].value
+";
 
 /// What the first webhook adds to config/default: the manager's patch, and the replacements
 /// that name the webhook Service in the Certificate and have cert-manager inject its CA.
@@ -232,6 +278,29 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         plan.file(template, *dest, IfExists::Skip);
     }
     plan.computed(WEBHOOK_MANIFESTS, manifests::webhook_manifests(&c.hooks));
+    let crd = format!("{}.{}", c.plural, c.qualified_group);
+    if !c.conversions.is_empty() {
+        plan.yaml_patched(
+            "v2/webhook/config/crd/conversion.json.tera",
+            format!("config/crd/bases/{}_{}.yaml", c.qualified_group, c.plural),
+            manifests::HEADER,
+            manifests::set_conversion,
+        );
+    }
+    if c.self_signed {
+        for (template, dest) in SELF_SIGNED_FILES {
+            plan.file(template, *dest, IfExists::Skip);
+        }
+        plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../webhookcerts");
+        plan.insert(DEFAULT_PATCHES, SELF_SIGNED_SECTIONS);
+        if !c.conversions.is_empty() {
+            plan.insert(CERTS_CRDS, crd_rule(&crd));
+        }
+        return;
+    }
+    for (template, dest) in CERT_MANAGER_FILES {
+        plan.file(template, *dest, IfExists::Skip);
+    }
     plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../certmanager");
     plan.insert(DEFAULT_PATCHES, WEBHOOK_SECTIONS);
     // A fragment of its own: what is inserted above it must not split the sections above.
@@ -245,18 +314,26 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         }
     }
     if !c.conversions.is_empty() {
-        let crd = format!("{}.{}", c.plural, c.qualified_group);
-        plan.yaml_patched(
-            "v2/webhook/config/crd/conversion.json.tera",
-            format!("config/crd/bases/{}_{}.yaml", c.qualified_group, c.plural),
-            manifests::HEADER,
-            manifests::set_conversion,
-        );
         plan.insert(
             CA_INJECTION,
             ca_injection("CustomResourceDefinition", Some(&crd)),
         );
     }
+}
+
+/// The rule of the manager's certificates ClusterRole on the CRD `name`.
+fn crd_rule(name: &str) -> String {
+    format!(
+        "- apiGroups:
+  - apiextensions.k8s.io
+  resources:
+  - customresourcedefinitions
+  resourceNames:
+  - {name}
+  verbs:
+  - get
+  - update"
+    )
 }
 
 /// The webhook configurations, as `make manifests` writes them.

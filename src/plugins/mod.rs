@@ -212,6 +212,8 @@ pub struct WebhookContext {
     pub builtin: bool,
     /// The kind's group as a Rust module.
     pub group_module: String,
+    /// The manager makes the webhooks' certificates (`--self-signed`), else cert-manager.
+    pub self_signed: bool,
     /// This command's conversions: one per spoke.
     #[serde(skip)]
     pub conversions: Vec<ConversionContext>,
@@ -891,6 +893,7 @@ impl WebhookContext {
                         == (&webhook.group, &webhook.version, &webhook.kind)
             }),
             group_module,
+            self_signed: webhook.self_signed,
             conversions,
             mutate_path: mutate.path,
             validate_path: validate.path,
@@ -1124,6 +1127,7 @@ mod tests {
                 validation,
                 conversion: false,
                 spoke: Vec::new(),
+                self_signed: false,
                 force: false,
             })
         };
@@ -1161,6 +1165,7 @@ mod tests {
                 validation: false,
                 conversion: true,
                 spoke: spokes.iter().map(|s| s.to_string()).collect(),
+                self_signed: false,
                 force: false,
             })
         };

@@ -808,4 +808,13 @@ fn webhooks_for_kinds_kubernetes_defines_leave_the_cluster_and_the_manager_out()
     );
     let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
     assert!(project.contains("group = \"core\""), "{project}");
+    // The project's first webhook chose cert-manager: the manager's own certificates are
+    // refused from now on, and nothing changes.
+    let before = tree(&dir);
+    let validation = [&pod[..], &["--programmatic-validation", "--self-signed"]].concat();
+    let refused = kube_scaffold(&dir, &validation).code(1);
+    assert!(
+        stderr_of(&refused).contains("this project's webhooks have cert-manager's certificates")
+    );
+    assert_eq!(tree(&dir), before);
 }

@@ -150,6 +150,51 @@ fn an_initialized_project_builds_without_warnings() {
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib", "controller::pod"]));
     assert!(tests.contains("test result: ok. 2 passed"), "{tests}");
+
+    // A webhook whose certificate the manager makes (no cert-manager): its certificates
+    // module's tests (a stand-in API server: the Secret made once and shared, renewed by the
+    // same CA, the CA injected), and config/default with RBAC for exactly its Secret and
+    // configurations, in the project's namespace and with its prefix.
+    let webhook = [
+        "create",
+        "webhook",
+        "--group",
+        "core",
+        "--kind",
+        "Pod",
+        "--defaulting",
+        "--self-signed",
+    ];
+    kube_scaffold(&dir, &webhook).success();
+    let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--all-targets", "--", "-D", "warnings"],
+    );
+    let tests = text(&run(&dir, "cargo", &["test", "--lib", "webhook::"]));
+    // webhook 4, conversion 3, certs 6, Pod's defaulting webhook 1.
+    assert!(tests.contains("test result: ok. 14 passed"), "{tests}");
+    run(&dir, "make", &["manifests"]);
+    let after = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
+    assert_eq!(
+        after, manifests,
+        "`make manifests` rewrites the webhook manifests"
+    );
+    let all = kustomize_build(&dir, "config/default", "all.yaml");
+    assert_eq!(assert_valid_manifests(&dir, &all), Vec::<String>::new());
+    let all = fs::read_to_string(&all).unwrap();
+    for wanted in [
+        "  name: fresh-operator-webhook-certs-role\n  namespace: fresh-operator-system\n",
+        "  resourceNames:\n  - webhook-server-cert\n",
+        "  resourceNames:\n  - fresh-operator-mutating-webhook-configuration\n",
+        "- --webhook-cert-secret=webhook-server-cert\n",
+        "- name: WEBHOOK_SERVICE\n          value: fresh-operator-webhook-service\n",
+        "- emptyDir: {}\n        name: webhook-certs\n",
+    ] {
+        assert!(all.contains(wanted), "{wanted}:\n{all}");
+    }
+    assert!(!all.contains("cert-manager"), "{all}");
 }
 
 /// Issue 8's promise: a project of kube-scaffold 0.1.0, edited by its user, upgrades with one
@@ -171,9 +216,9 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test"]));
-    // The shared modules' 31, and Guestbook's six (0.1.0's controller had a finalizer).
+    // The shared modules' 37, and Guestbook's six (0.1.0's controller had a finalizer).
     assert!(
-        tests.contains("test result: ok. 37 passed; 0 failed"),
+        tests.contains("test result: ok. 43 passed; 0 failed"),
         "{tests}"
     );
     run(&dir, "make", &["manifests"]);
@@ -447,8 +492,9 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // Certificates (and two, ignored until its user gives `object()` a spec, for the adopted
     // `Backup`: kopium cannot derive `Default` for its enums); two for each defaulting
     // webhook, five for the validating one; one and three for Pod's; two round trips for
-    // Guestbook's conversions; the shared modules have 31 between them (conditions 2,
-    // controller 4, health 4, leader 7, metrics 4, server 3, webhook 4, conversion 3).
+    // Guestbook's conversions; the shared modules have 37 between them (conditions 2,
+    // controller 4, health 4, leader 7, metrics 4, server 3, webhook 4, conversion 3,
+    // certs 6).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
     let expected = 4 * kinds.len()
         + 2 * finalizers
@@ -459,7 +505,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         + (2 + 5 + 2)
         + (1 + 3)
         + 2
-        + 31;
+        + 37;
     assert!(
         summary.contains(&format!(
             "test result: ok. {expected} passed; 0 failed; 2 ignored"
@@ -921,7 +967,7 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
-    assert!(tests.contains("test result: ok. 37 passed"), "{tests}");
+    assert!(tests.contains("test result: ok. 43 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
     let crd = fs::read_to_string(crd).unwrap();

@@ -34,6 +34,7 @@ use guestbook::metrics;
 use guestbook::server;
 use guestbook::server::BindAddress;
 use guestbook::webhook;
+use guestbook::webhook::certs::SelfSigned;
 
 /// The default name of the leader-election Lease: `<package>-leader-election`.
 const LEADER_ELECTION_ID: &str = concat!(env!("CARGO_PKG_NAME"), "-leader-election");
@@ -59,6 +60,18 @@ struct Args {
         default_value = "/tmp/k8s-webhook-server/serving-certs"
     )]
     webhook_cert_path: PathBuf,
+    /// Make the webhooks' certificates here, without cert-manager: a CA and a serving
+    /// certificate kept in this Secret of the pod's namespace, written to --webhook-cert-path,
+    /// the CA injected into the webhook configurations and converted CRDs.
+    #[arg(long, env = "WEBHOOK_CERT_SECRET")]
+    webhook_cert_secret: Option<String>,
+    /// With --webhook-cert-secret: the webhook Service, whose names the certificate carries
+    /// (its prefix is the configurations').
+    #[arg(long, env = "WEBHOOK_SERVICE", default_value = "webhook-service")]
+    webhook_service: String,
+    /// With --webhook-cert-secret: the namespace of the Secret and the Service.
+    #[arg(long, env = "POD_NAMESPACE")]
+    webhook_namespace: Option<String>,
     /// Run the controllers only while holding a Lease, so that one replica of several works.
     #[arg(long)]
     leader_elect: bool,
@@ -125,11 +138,29 @@ async fn main() -> anyhow::Result<()> {
         metrics::router(ctx.metrics.clone()),
     )?;
     // Every replica answers webhooks, leader or not.
+    let (hooks, conversions) = (webhook::hooks(), webhook::conversion::conversions());
+    let serves_webhooks = args.webhook_bind_address != BindAddress::Disabled
+        && !(hooks.is_empty() && conversions.is_empty());
+    let secret = args.webhook_cert_secret.as_deref();
+    if let Some(secret) = secret.filter(|_| serves_webhooks) {
+        let namespace = args
+            .webhook_namespace
+            .as_deref()
+            .context("--webhook-cert-secret needs the pod's namespace: set POD_NAMESPACE or --webhook-namespace")?;
+        let service = &args.webhook_service;
+        let certs = SelfSigned::for_project(secret, namespace, service, &hooks, &conversions);
+        certs
+            .provide(&client, &args.webhook_cert_path)
+            .await
+            .context("cannot provide the webhook certificate (--webhook-cert-secret)")?;
+        let dir = args.webhook_cert_path.clone();
+        tokio::spawn(certs.keep(client.clone(), dir, ctx.shutdown.clone()));
+    }
     webhook::serve(
         args.webhook_bind_address,
         &args.webhook_cert_path,
-        webhook::hooks(),
-        webhook::conversion::conversions(),
+        hooks,
+        conversions,
         ctx.shutdown.clone(),
     )?;
 

@@ -40,6 +40,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::server::{self, BindAddress};
 
+pub mod certs;
 pub mod conversion;
 
 use conversion::Conversion;

@@ -32,6 +32,7 @@ type Convert = fn(Value) -> Result<Value, String>;
 pub struct Conversion {
     pub group: String,
     pub kind: String,
+    pub plural: String,
     pub hub: String,
     pub spoke: String,
     to_hub: Convert,
@@ -48,6 +49,7 @@ impl Conversion {
         Self {
             group: H::group(&()).to_string(),
             kind: H::kind(&()).to_string(),
+            plural: H::plural(&()).to_string(),
             hub: H::version(&()).to_string(),
             spoke: S::version(&()).to_string(),
             to_hub: through::<S, H>,
