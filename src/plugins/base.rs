@@ -58,6 +58,8 @@ const INIT_FILES: &[(&str, &str)] = &[
     ("v2/init/src/webhook/mod.rs.tera", WEBHOOK_MOD),
     ("v2/init/src/webhook/conversion.rs.tera", CONVERSION_MOD),
     ("v2/init/src/webhook/certs.rs.tera", "src/webhook/certs.rs"),
+    ("v2/init/src/webhook/fake.rs.tera", "src/webhook/fake.rs"),
+    ("v2/init/src/webhook/local.rs.tera", "src/webhook/local.rs"),
     ("v2/init/src/controller/children.rs.tera", "src/controller/children.rs"),
     ("v2/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
     ("v2/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),

@@ -69,6 +69,15 @@ struct Args {
     /// (its prefix is the configurations').
     #[arg(long, env = "WEBHOOK_SERVICE", default_value = "webhook-service")]
     webhook_service: String,
+    /// Under `make run`: serve the webhooks to the cluster at this URL (https://<host>:<port>,
+    /// where its API server reaches this machine), with a certificate made for that host and
+    /// configurations that fail open, deleted when the manager stops.
+    #[arg(
+        long,
+        env = "WEBHOOK_LOCAL_URL",
+        conflicts_with = "webhook_cert_secret"
+    )]
+    webhook_local_url: Option<String>,
     /// With --webhook-cert-secret: the namespace of the Secret and the Service.
     #[arg(long, env = "POD_NAMESPACE")]
     webhook_namespace: Option<String>,
@@ -156,6 +165,13 @@ async fn main() -> anyhow::Result<()> {
         let dir = args.webhook_cert_path.clone();
         tokio::spawn(certs.keep(client.clone(), dir, ctx.shutdown.clone()));
     }
+    let mut local = None;
+    let url = args.webhook_local_url.as_deref();
+    if let Some(url) = url.filter(|_| serves_webhooks) {
+        let dir = &args.webhook_cert_path;
+        local = Some(webhook::local::register(&client, url, &hooks, dir).await?);
+        tracing::info!(%url, "local webhooks registered; they are deleted when the manager stops");
+    }
     webhook::serve(
         args.webhook_bind_address,
         &args.webhook_cert_path,
@@ -181,6 +197,9 @@ async fn main() -> anyhow::Result<()> {
             () = candidate.acquire(&ctx.health) => ctx.metrics.set_leading(id, true),
             () = ctx.shutdown.cancelled() => {
                 tracing::info!("stopped before becoming the leader");
+                if let Some(local) = local {
+                    local.unregister().await;
+                }
                 return Ok(());
             }
         }
@@ -198,6 +217,9 @@ async fn main() -> anyhow::Result<()> {
     };
     if let Some(elector) = &mut elector {
         elector.release().await;
+    }
+    if let Some(local) = local {
+        local.unregister().await;
     }
     outcome
 }

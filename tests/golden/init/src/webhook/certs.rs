@@ -236,18 +236,18 @@ fn set_all(bundles: Vec<&mut Option<ByteString>>, bundle: &Option<ByteString>) -
 
 /// A CA and a serving certificate it signed, as PEM.
 #[derive(Clone, Debug, PartialEq)]
-struct Certs {
-    ca_cert: String,
+pub(super) struct Certs {
+    pub(super) ca_cert: String,
     ca_key: String,
-    tls_cert: String,
-    tls_key: String,
+    pub(super) tls_cert: String,
+    pub(super) tls_key: String,
     not_after: OffsetDateTime,
     dns_names: Vec<String>,
 }
 
 impl Certs {
     /// A new CA, and a serving certificate for `names` it signed.
-    fn new(names: &[String]) -> anyhow::Result<Self> {
+    pub(super) fn new(names: &[String]) -> anyhow::Result<Self> {
         let ca_key = KeyPair::generate()?;
         let ca_cert = ca_params(OffsetDateTime::now_utc())?.self_signed(&ca_key)?;
         Self::signed(ca_cert.pem(), ca_key, names)
@@ -340,7 +340,7 @@ impl Certs {
 
     /// Writes `tls.crt` and `tls.key` into `dir`, where the webhook server reads them, if
     /// they changed.
-    fn write(&self, dir: &Path) -> anyhow::Result<()> {
+    pub(super) fn write(&self, dir: &Path) -> anyhow::Result<()> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for (file, pem) in [("tls.key", &self.tls_key), ("tls.crt", &self.tls_cert)] {
             let path = dir.join(file);
@@ -376,76 +376,54 @@ fn strip_nanos(time: OffsetDateTime) -> OffsetDateTime {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::sync::{Arc, Mutex};
+    use serde_json::json;
 
-    use http::{Method, Request, Response, StatusCode};
-    use kube::client::Body;
-    use serde_json::{Value, json};
-    use tokio_rustls::rustls::pki_types::pem::PemObject as _;
-    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-    use tokio_rustls::rustls::{ClientConfig, RootCertStore, ServerConfig};
-    use tokio_rustls::{TlsAcceptor, TlsConnector};
-
+    use super::super::fake::{Objects, handshake};
     use super::*;
 
     fn names() -> Vec<String> {
         self_signed().dns_names()
     }
 
-    /// A TLS handshake with a server using `certs`' serving pair, by a client that trusts only
-    /// `ca` and asks for `name`.
-    async fn handshake(certs: &Certs, ca: &str, name: &str) -> Result<(), String> {
-        let chain = CertificateDer::pem_slice_iter(certs.tls_cert.as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap();
-        let key = PrivateKeyDer::from_pem_slice(certs.tls_key.as_bytes()).unwrap();
-        let server = ServerConfig::builder()
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .unwrap();
-        let mut roots = RootCertStore::empty();
-        roots
-            .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
-            .unwrap();
-        let client = ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-        let acceptor = TlsAcceptor::from(Arc::new(server));
-        let accepting = tokio::spawn(async move { acceptor.accept(server_io).await.map(|_| ()) });
-        let name = name.to_string().try_into().unwrap();
-        let connected = TlsConnector::from(Arc::new(client))
-            .connect(name, client_io)
-            .await;
-        let accepted = accepting.await.unwrap();
-        connected.map(|_| ()).map_err(|e| e.to_string())?;
-        accepted.map_err(|e| e.to_string())
-    }
-
     #[tokio::test]
     async fn the_serving_certificate_is_trusted_through_the_ca_for_the_service_only() {
         let certs = Certs::new(&names()).unwrap();
-        handshake(&certs, &certs.ca_cert, "webhook-service.system.svc")
-            .await
-            .unwrap();
         handshake(
-            &certs,
+            &certs.tls_cert,
+            &certs.tls_key,
+            &certs.ca_cert,
+            "webhook-service.system.svc",
+        )
+        .await
+        .unwrap();
+        handshake(
+            &certs.tls_cert,
+            &certs.tls_key,
             &certs.ca_cert,
             "webhook-service.system.svc.cluster.local",
         )
         .await
         .unwrap();
         assert!(
-            handshake(&certs, &certs.ca_cert, "other.system.svc")
-                .await
-                .is_err()
+            handshake(
+                &certs.tls_cert,
+                &certs.tls_key,
+                &certs.ca_cert,
+                "other.system.svc"
+            )
+            .await
+            .is_err()
         );
         let stranger = Certs::new(&names()).unwrap();
         assert!(
-            handshake(&certs, &stranger.ca_cert, "webhook-service.system.svc")
-                .await
-                .is_err()
+            handshake(
+                &certs.tls_cert,
+                &certs.tls_key,
+                &stranger.ca_cert,
+                "webhook-service.system.svc"
+            )
+            .await
+            .is_err()
         );
     }
 
@@ -455,9 +433,14 @@ mod tests {
         let renewed = certs.renew(&names()).unwrap();
         assert_eq!(renewed.ca_cert, certs.ca_cert);
         assert_ne!(renewed.tls_key, certs.tls_key);
-        handshake(&renewed, &certs.ca_cert, "webhook-service.system.svc")
-            .await
-            .unwrap();
+        handshake(
+            &renewed.tls_cert,
+            &renewed.tls_key,
+            &certs.ca_cert,
+            "webhook-service.system.svc",
+        )
+        .await
+        .unwrap();
     }
 
     #[test]
@@ -475,72 +458,6 @@ mod tests {
         let secret = certs.to_secret("webhook-server-cert");
         assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
         assert_eq!(Certs::from_secret(&secret).unwrap(), certs);
-    }
-
-    /// A stand-in API server that keeps objects by path: GET, POST (409 if the object exists)
-    /// and PUT.
-    #[derive(Clone, Default)]
-    struct Objects(Arc<Mutex<BTreeMap<String, Value>>>);
-
-    impl Objects {
-        fn client(&self) -> Client {
-            let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
-            let objects = self.clone();
-            tokio::spawn(async move {
-                while let Some((request, send)) = handle.next_request().await {
-                    send.send_response(objects.answer(request).await);
-                }
-            });
-            Client::new(service, "default")
-        }
-
-        async fn answer(&self, request: Request<Body>) -> Response<Body> {
-            let (parts, body) = request.into_parts();
-            let bytes = body.collect_bytes().await.unwrap();
-            let path = parts.uri.path().to_string();
-            let mut objects = self.0.lock().unwrap();
-            let (status, value) = match parts.method {
-                Method::GET => match objects.get(&path) {
-                    Some(object) => (StatusCode::OK, object.clone()),
-                    None => (StatusCode::NOT_FOUND, status(404, "NotFound")),
-                },
-                Method::POST => {
-                    let object: Value = serde_json::from_slice(&bytes).unwrap();
-                    let name = object["metadata"]["name"].as_str().unwrap();
-                    let path = format!("{path}/{name}");
-                    match objects.contains_key(&path) {
-                        true => (StatusCode::CONFLICT, status(409, "AlreadyExists")),
-                        false => {
-                            objects.insert(path, object.clone());
-                            (StatusCode::CREATED, object)
-                        }
-                    }
-                }
-                Method::PUT => {
-                    let object: Value = serde_json::from_slice(&bytes).unwrap();
-                    objects.insert(path, object.clone());
-                    (StatusCode::OK, object)
-                }
-                _ => (
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    status(405, "MethodNotAllowed"),
-                ),
-            };
-            let body = Body::from(serde_json::to_vec(&value).unwrap());
-            Response::builder().status(status).body(body).unwrap()
-        }
-
-        fn get(&self, path: &str) -> Option<Value> {
-            self.0.lock().unwrap().get(path).cloned()
-        }
-
-        fn insert(&self, path: &str, object: Value) {
-            self.0.lock().unwrap().insert(path.into(), object);
-        }
-    }
-
-    fn status(code: u16, reason: &str) -> Value {
-        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason, "message": reason})
     }
 
     const SECRET: &str = "/api/v1/namespaces/system/secrets/webhook-server-cert";

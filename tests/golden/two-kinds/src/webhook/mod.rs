@@ -42,6 +42,9 @@ use crate::server::{self, BindAddress};
 
 pub mod certs;
 pub mod conversion;
+#[cfg(test)]
+mod fake;
+pub mod local;
 
 use conversion::Conversion;
 

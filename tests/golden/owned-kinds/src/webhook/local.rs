@@ -1,0 +1,198 @@
+//! Webhooks under `make run` (`--webhook-local-url https://<host>:<port>`): the manager on
+//! your machine makes a certificate for that host, serves its webhooks with it, and registers
+//! configurations that send the cluster's reviews there: `shop-local-...`, with
+//! the URL and the CA. They fail open (`failurePolicy: Ignore`, a 5 s timeout), so that a
+//! manager that stopped or crashed cannot block the cluster, and the manager deletes them when
+//! it stops. Conversions are not registered: a CRD has one conversion webhook, its Service's.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kube::Client;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+
+use super::Hook;
+use super::certs::Certs;
+
+/// The configurations' names: `<project>-local-mutating-webhook-configuration`...
+const PREFIX: &str = concat!(env!("CARGO_PKG_NAME"), "-local-");
+/// How long the API server waits for a local hook before it lets the request through.
+const TIMEOUT_SECONDS: i32 = 5;
+
+/// The configurations registered for a local manager.
+pub struct Registered {
+    client: Client,
+    mutating: Option<String>,
+    validating: Option<String>,
+}
+
+/// Makes a certificate for `url`'s host into `cert_dir` and registers `hooks` at `url`.
+pub async fn register(
+    client: &Client,
+    url: &str,
+    hooks: &[Hook],
+    cert_dir: &Path,
+) -> anyhow::Result<Registered> {
+    let host = host(url).with_context(|| {
+        format!("--webhook-local-url {url}: not https://<host>[:<port>], the address the cluster's API server reaches this machine at")
+    })?;
+    let certs = Certs::new(&[host])?;
+    certs.write(cert_dir)?;
+    let ca = Some(ByteString(certs.ca_cert.into_bytes()));
+    let (mutating, validating) = super::configurations(hooks);
+    let apply = PatchParams::apply(PREFIX.trim_end_matches('-')).force();
+    let mut registered = Registered {
+        client: client.clone(),
+        mutating: None,
+        validating: None,
+    };
+    if let Some(mut configuration) = mutating {
+        let name = format!(
+            "{PREFIX}{}",
+            configuration.metadata.name.unwrap_or_default()
+        );
+        configuration.metadata.name = Some(name.clone());
+        for hook in configuration.webhooks.iter_mut().flatten() {
+            hook.client_config.url = Some(format!("{url}{}", path(&hook.client_config)));
+            hook.client_config.service = None;
+            hook.client_config.ca_bundle = ca.clone();
+            hook.failure_policy = Some("Ignore".into());
+            hook.timeout_seconds = Some(TIMEOUT_SECONDS);
+        }
+        let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
+        api.patch(&name, &apply, &Patch::Apply(with_types(configuration)))
+            .await
+            .with_context(|| format!("cannot register {name}"))?;
+        registered.mutating = Some(name);
+    }
+    if let Some(mut configuration) = validating {
+        let name = format!(
+            "{PREFIX}{}",
+            configuration.metadata.name.unwrap_or_default()
+        );
+        configuration.metadata.name = Some(name.clone());
+        for hook in configuration.webhooks.iter_mut().flatten() {
+            hook.client_config.url = Some(format!("{url}{}", path(&hook.client_config)));
+            hook.client_config.service = None;
+            hook.client_config.ca_bundle = ca.clone();
+            hook.failure_policy = Some("Ignore".into());
+            hook.timeout_seconds = Some(TIMEOUT_SECONDS);
+        }
+        let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
+        api.patch(&name, &apply, &Patch::Apply(with_types(configuration)))
+            .await
+            .with_context(|| format!("cannot register {name}"))?;
+        registered.validating = Some(name);
+    }
+    Ok(registered)
+}
+
+impl Registered {
+    /// Deletes the configurations: the cluster no longer calls this machine.
+    pub async fn unregister(self) {
+        let params = DeleteParams::default();
+        if let Some(name) = &self.mutating {
+            let api: Api<MutatingWebhookConfiguration> = Api::all(self.client.clone());
+            if let Err(err) = api.delete(name, &params).await {
+                tracing::warn!(error = %err, %name, "local webhooks not unregistered");
+            }
+        }
+        if let Some(name) = &self.validating {
+            let api: Api<ValidatingWebhookConfiguration> = Api::all(self.client.clone());
+            if let Err(err) = api.delete(name, &params).await {
+                tracing::warn!(error = %err, %name, "local webhooks not unregistered");
+            }
+        }
+    }
+}
+
+/// The host of `https://<host>[:<port>][/...]`, without an IPv6 address's brackets.
+fn host(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("https://")?;
+    let authority = rest.split('/').next()?;
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => authority.split(':').next()?,
+    };
+    (!host.is_empty()).then(|| host.to_string())
+}
+
+/// The path a hook is served at, from its Service reference.
+fn path(config: &k8s_openapi::api::admissionregistration::v1::WebhookClientConfig) -> String {
+    let service = config.service.as_ref();
+    service.and_then(|s| s.path.clone()).unwrap_or_default()
+}
+
+/// A configuration as server-side apply wants it: with its apiVersion and kind.
+fn with_types<K: k8s_openapi::Resource + serde::Serialize>(object: K) -> serde_json::Value {
+    let mut value = serde_json::to_value(object).expect("a configuration serializes");
+    value["apiVersion"] = K::API_VERSION.into();
+    value["kind"] = K::KIND.into();
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::super::fake::{Objects, handshake};
+    use super::*;
+
+    fn label(cm: &mut ConfigMap) {
+        cm.metadata.labels.get_or_insert_default();
+    }
+
+    #[test]
+    fn the_host_is_read_from_the_url() {
+        assert_eq!(
+            host("https://172.18.0.1:9443").as_deref(),
+            Some("172.18.0.1")
+        );
+        assert_eq!(
+            host("https://host.docker.internal").as_deref(),
+            Some("host.docker.internal")
+        );
+        assert_eq!(host("https://[fd00::1]:9443/x").as_deref(), Some("fd00::1"));
+        assert_eq!(host("http://172.18.0.1:9443"), None);
+        assert_eq!(host("https://:9443"), None);
+    }
+
+    #[tokio::test]
+    async fn a_local_manager_registers_hooks_that_fail_open_and_removes_them() {
+        let objects = Objects::default();
+        let dir = std::env::temp_dir().join(format!("local-{}", std::process::id()));
+        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+        let url = "https://172.18.0.1:9443";
+        let registered = register(&objects.client(), url, &hooks, &dir)
+            .await
+            .unwrap();
+        let path = format!(
+            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{PREFIX}mutating-webhook-configuration"
+        );
+        let configuration = objects.get(&path).expect("a configuration");
+        let hook = &configuration["webhooks"][0];
+        assert_eq!(
+            hook["clientConfig"]["url"],
+            "https://172.18.0.1:9443/mutate--v1-configmap"
+        );
+        assert_eq!(hook["clientConfig"]["service"], serde_json::Value::Null);
+        assert_eq!(hook["failurePolicy"], "Ignore");
+        assert_eq!(hook["timeoutSeconds"], TIMEOUT_SECONDS);
+        // The certificate written is trusted through the CA registered, for the URL's host.
+        let ca: ByteString =
+            serde_json::from_value(hook["clientConfig"]["caBundle"].clone()).unwrap();
+        let ca = String::from_utf8(ca.0).unwrap();
+        let tls_cert = std::fs::read_to_string(dir.join("tls.crt")).unwrap();
+        let tls_key = std::fs::read_to_string(dir.join("tls.key")).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        handshake(&tls_cert, &tls_key, &ca, "172.18.0.1")
+            .await
+            .unwrap();
+        registered.unregister().await;
+        assert_eq!(objects.get(&path), None);
+    }
+}
