@@ -56,7 +56,7 @@ fn golden_init_create_api() {
 }
 
 #[test]
-fn golden_two_kinds_one_cluster_scoped_no_license() {
+fn golden_two_kinds_one_cluster_scoped_no_license_self_signed_webhooks() {
     let (_tmp, dir) = empty_dir("guestbook");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
     create_api(
@@ -83,6 +83,22 @@ fn golden_two_kinds_one_cluster_scoped_no_license() {
             "--controller",
         ],
     );
+    // Webhooks whose certificates the manager makes (no cert-manager): a validating one on the
+    // cluster-scoped kind, a defaulting one on Pods.
+    let config = ["--group", "webapp", "--kind", "Config"];
+    let validating = ["--programmatic-validation", "--self-signed"];
+    let args = [&["create", "webhook"][..], &config, &validating].concat();
+    kube_scaffold(&dir, &args).success();
+    let pods = [
+        "create",
+        "webhook",
+        "--group",
+        "core",
+        "--kind",
+        "Pod",
+        "--defaulting",
+    ];
+    kube_scaffold(&dir, &pods).success();
     assert_golden(&dir, "two-kinds");
 }
 

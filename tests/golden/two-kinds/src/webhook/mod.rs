@@ -48,11 +48,17 @@ pub mod local;
 
 use conversion::Conversion;
 
+pub mod config_v1_validator;
+
+pub mod pod_v1_defaulter;
+
 // +kube-scaffold:scaffold:webhook-modules
 
 /// Every webhook of the project: what the server answers, and what `make manifests` registers.
 pub fn hooks() -> Vec<Hook> {
     vec![
+        config_v1_validator::hook(),
+        pod_v1_defaulter::hook(),
         // +kube-scaffold:scaffold:webhooks
     ]
 }
