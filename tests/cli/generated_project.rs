@@ -173,8 +173,8 @@ fn an_initialized_project_builds_without_warnings() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib", "webhook::"]));
-    // webhook 4, conversion 3, certs 6, local 2, Pod's defaulting webhook 1.
-    assert!(tests.contains("test result: ok. 16 passed"), "{tests}");
+    // webhook 5, conversion 3, certs 6, local 2, Pod's defaulting webhook 1.
+    assert!(tests.contains("test result: ok. 17 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let after = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
     assert_eq!(
@@ -216,9 +216,9 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test"]));
-    // The shared modules' 39, and Guestbook's six (0.1.0's controller had a finalizer).
+    // The shared modules' 40, and Guestbook's six (0.1.0's controller had a finalizer).
     assert!(
-        tests.contains("test result: ok. 45 passed; 0 failed"),
+        tests.contains("test result: ok. 46 passed; 0 failed"),
         "{tests}"
     );
     run(&dir, "make", &["manifests"]);
@@ -492,8 +492,8 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // Certificates (and two, ignored until its user gives `object()` a spec, for the adopted
     // `Backup`: kopium cannot derive `Default` for its enums); two for each defaulting
     // webhook, five for the validating one; one and three for Pod's; two round trips for
-    // Guestbook's conversions; the shared modules have 39 between them (conditions 2,
-    // controller 4, health 4, leader 7, metrics 4, server 3, webhook 4, conversion 3,
+    // Guestbook's conversions; the shared modules have 40 between them (conditions 2,
+    // controller 4, health 4, leader 7, metrics 4, server 3, webhook 5, conversion 3,
     // certs 6, local 2).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
     let expected = 4 * kinds.len()
@@ -505,7 +505,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         + (2 + 5 + 2)
         + (1 + 3)
         + 2
-        + 39;
+        + 40;
     assert!(
         summary.contains(&format!(
             "test result: ok. {expected} passed; 0 failed; 2 ignored"
@@ -967,7 +967,7 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
-    assert!(tests.contains("test result: ok. 45 passed"), "{tests}");
+    assert!(tests.contains("test result: ok. 46 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
     let crd = fs::read_to_string(crd).unwrap();

@@ -69,6 +69,10 @@ struct Args {
     /// (its prefix is the configurations').
     #[arg(long, env = "WEBHOOK_SERVICE", default_value = "webhook-service")]
     webhook_service: String,
+    /// Serve the webhooks over HTTP/2 too. Off by default, as in kubebuilder: HTTP/2's rapid
+    /// reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
+    #[arg(long)]
+    enable_http2: bool,
     /// Under `make run`: serve the webhooks to the cluster at this URL (https://<host>:<port>,
     /// where its API server reaches this machine), with a certificate made for that host and
     /// configurations that fail open, deleted when the manager stops.
@@ -175,6 +179,7 @@ async fn main() -> anyhow::Result<()> {
     webhook::serve(
         args.webhook_bind_address,
         &args.webhook_cert_path,
+        args.enable_http2,
         hooks,
         conversions,
         ctx.shutdown.clone(),

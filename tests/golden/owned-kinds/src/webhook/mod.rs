@@ -5,7 +5,8 @@
 //!
 //! The serving certificate is read from `--webhook-cert-path` (`tls.crt` and `tls.key`, as
 //! cert-manager writes them into the Secret the manager mounts) and read again when the files
-//! change. HTTP/1.1 only: HTTP/2 stays off, as in kubebuilder (CVE-2023-44487).
+//! change. HTTP/2 is off unless asked for (`--enable-http2`), as in kubebuilder: its rapid
+//! reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -15,7 +16,8 @@ use anyhow::Context as _;
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
@@ -335,12 +337,13 @@ pub fn configurations(
 }
 
 /// Serves `hooks` and `conversions` over TLS on `address` until `shutdown`, with the
-/// certificate in `cert_dir`; nothing when there are none or the address is `0` (then no
-/// certificate is needed). Fails at once if the address is taken or the certificate cannot be
-/// read.
+/// certificate in `cert_dir`, over HTTP/1.1 (and HTTP/2 with `http2`); nothing when there are
+/// none or the address is `0` (then no certificate is needed). Fails at once if the address
+/// is taken or the certificate cannot be read.
 pub fn serve(
     address: BindAddress,
     cert_dir: &Path,
+    http2: bool,
     hooks: Vec<Hook>,
     conversions: Vec<Conversion>,
     shutdown: CancellationToken,
@@ -355,7 +358,10 @@ pub fn serve(
     let mut config = ServerConfig::builder()
         .with_no_client_auth()
         .with_cert_resolver(certificate.clone());
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = match http2 {
+        true => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        false => vec![b"http/1.1".to_vec()],
+    };
     let acceptor = TlsAcceptor::from(Arc::new(config));
     let app = router(hooks, conversions);
     tracing::info!(%address, "serving webhooks");
@@ -382,8 +388,11 @@ pub fn serve(
                     }
                 };
                 let service = TowerToHyperService::new(app);
-                let connection = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service);
+                let mut builder = auto::Builder::new(TokioExecutor::new());
+                if !http2 {
+                    builder = builder.http1_only();
+                }
+                let connection = builder.serve_connection(TokioIo::new(stream), service);
                 if let Err(err) = connection.await {
                     tracing::debug!(error = %err, %peer, "webhook server: connection failed");
                 }
@@ -560,7 +569,7 @@ mod tests {
         let address = format!("127.0.0.1:{port}").parse().unwrap();
         let shutdown = CancellationToken::new();
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
-        serve(address, &dir, hooks, Vec::new(), shutdown.clone()).unwrap();
+        serve(address, &dir, false, hooks, Vec::new(), shutdown.clone()).unwrap();
 
         let mut roots = RootCertStore::empty();
         roots.add(made.cert.der().clone()).unwrap();
@@ -604,6 +613,48 @@ mod tests {
         assert_eq!(patch, expected);
     }
 
+    /// HTTP/2 is negotiated only with `--enable-http2`: a client that speaks only HTTP/2 is
+    /// refused in the TLS handshake otherwise.
+    #[tokio::test]
+    async fn http2_is_offered_only_when_asked_for() {
+        let dir = std::env::temp_dir().join(format!("webhook-h2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let shutdown = CancellationToken::new();
+        let mut negotiated = Vec::new();
+        for http2 in [false, true] {
+            let port = {
+                let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                probe.local_addr().unwrap().port()
+            };
+            let address = format!("127.0.0.1:{port}").parse().unwrap();
+            let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+            serve(address, &dir, http2, hooks, Vec::new(), shutdown.clone()).unwrap();
+            let mut roots = RootCertStore::empty();
+            roots.add(made.cert.der().clone()).unwrap();
+            let mut client = ClientConfig::builder()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            client.alpn_protocols = vec![b"h2".to_vec()];
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .unwrap();
+            let name = "localhost".try_into().unwrap();
+            let tls = TlsConnector::from(Arc::new(client))
+                .connect(name, tcp)
+                .await;
+            let protocol = tls
+                .ok()
+                .and_then(|t| t.get_ref().1.alpn_protocol().map(<[u8]>::to_vec));
+            negotiated.push(protocol);
+        }
+        shutdown.cancel();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(negotiated, [None, Some(b"h2".to_vec())]);
+    }
+
     #[tokio::test]
     async fn a_missing_certificate_is_an_error_that_names_the_flag() {
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
@@ -611,6 +662,7 @@ mod tests {
         let err = serve(
             address,
             Path::new("/nonexistent"),
+            false,
             hooks,
             Vec::new(),
             CancellationToken::new(),
