@@ -93,16 +93,23 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         dry_run: args.dry_run,
         conflict_help: "pass `--force` to scaffold the hook's files again",
     };
-    let next = match inputs.conversion {
+    let what = match inputs.conversion {
         true => {
-            "\nNext: write what the conversions do not copy in src/api/<group>/<spoke>/*_conversion.rs (its round-trip tests tell), then generate the manifests with:\n$ make manifests\nDeploying webhooks needs cert-manager in the cluster (docs/webhooks.md)."
+            "write what the conversions do not copy in src/api/<group>/<spoke>/*_conversion.rs (their round-trip tests tell)"
         }
-        false => {
-            "\nNext: write your defaults and checks in src/webhook/, then generate the manifests with:\n$ make manifests\nDeploying webhooks needs cert-manager in the cluster (docs/webhooks.md)."
-        }
+        false => "write your defaults and checks in src/webhook/",
     };
+    let certificates = match inputs.self_signed {
+        true => {
+            "The manager makes the webhooks' certificate itself: no cert-manager needed (docs/webhooks.md)."
+        }
+        false => "Deploying webhooks needs cert-manager in the cluster (docs/webhooks.md).",
+    };
+    let next = format!(
+        "\nNext: {what}, then generate the manifests with:\n$ make manifests\n{certificates}"
+    );
     let command = Command::CreateWebhook(inputs);
-    super::record(root, tree, &report, project, command, &how, next)
+    super::record(root, tree, &report, project, command, &how, &next)
 }
 
 /// The spokes `--conversion --spoke` asks for, checked: other versions of the kind, without a
