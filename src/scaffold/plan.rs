@@ -70,13 +70,7 @@ pub struct Plan {
 impl Plan {
     /// Adds a file from `template` (a path under `scaffolds/`) to `dest`.
     pub fn file(&mut self, template: &str, dest: impl Into<String>, if_exists: IfExists) {
-        self.files.push(FileSpec {
-            template: template.to_string(),
-            dest: dest.into(),
-            if_exists,
-            output: Output::Text,
-            item: None,
-        });
+        self.push(template, dest, if_exists, Output::Text, None);
     }
 
     /// Adds a file from `template` to `dest`, one of a list: the template sees `item`.
@@ -87,10 +81,8 @@ impl Plan {
         if_exists: IfExists,
         item: &impl serde::Serialize,
     ) -> anyhow::Result<()> {
-        self.file(template, dest, if_exists);
-        if let Some(spec) = self.files.last_mut() {
-            spec.item = Some(serde_json::to_value(item)?);
-        }
+        let item = Some(serde_json::to_value(item)?);
+        self.push(template, dest, if_exists, Output::Text, item);
         Ok(())
     }
 
@@ -102,10 +94,8 @@ impl Plan {
         if_exists: IfExists,
         header: &'static str,
     ) {
-        self.file(template, dest, if_exists);
-        if let Some(spec) = self.files.last_mut() {
-            spec.output = Output::YamlFromJson { header };
-        }
+        let output = Output::YamlFromJson { header };
+        self.push(template, dest, if_exists, output, None);
     }
 
     /// Adds a file from `template`, which renders JSON, written to `dest` as YAML after
@@ -117,10 +107,8 @@ impl Plan {
         header: &'static str,
         merge: Merge,
     ) {
-        self.file(template, dest, IfExists::Overwrite);
-        if let Some(spec) = self.files.last_mut() {
-            spec.output = Output::YamlMerged { header, merge };
-        }
+        let output = Output::YamlMerged { header, merge };
+        self.push(template, dest, IfExists::Overwrite, output, None);
     }
 
     /// Merges the JSON `template` renders, a part of a document, into `dest` with `merge`, if
@@ -132,10 +120,25 @@ impl Plan {
         header: &'static str,
         merge: Merge,
     ) {
-        self.file(template, dest, IfExists::Overwrite);
-        if let Some(spec) = self.files.last_mut() {
-            spec.output = Output::YamlPatched { header, merge };
-        }
+        let output = Output::YamlPatched { header, merge };
+        self.push(template, dest, IfExists::Overwrite, output, None);
+    }
+
+    fn push(
+        &mut self,
+        template: &str,
+        dest: impl Into<String>,
+        if_exists: IfExists,
+        output: Output,
+        item: Option<serde_json::Value>,
+    ) {
+        self.files.push(FileSpec {
+            template: template.to_string(),
+            dest: dest.into(),
+            if_exists,
+            output,
+            item,
+        });
     }
 
     /// Renders `dest`, a file an earlier plugin planned, from `template` instead (a plugin
