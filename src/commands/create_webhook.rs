@@ -195,13 +195,35 @@ fn builtin_kind(builtin: &core::CoreKind, args: &CreateWebhookArgs) -> anyhow::R
     })
 }
 
-/// A kind of the project: one `create api` made, whose Rust type the project has.
+/// A kind of the project, another project's whose CRD it copied (`--external-api-crd`), or
+/// one it adopted (`--from-crd`): one `create api` made its Rust type.
 fn own_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> {
     let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.init.domain)?;
+    let same = |group: &str, version: &str, kind: &str| {
+        (group, version, kind) == (&gvk.group, &gvk.version, &gvk.kind)
+    };
+    let external = project
+        .commands
+        .iter()
+        .filter_map(Command::api)
+        .any(|a| a.external_crd.is_some() && same(&a.group, &a.version, &a.kind));
+    if external {
+        if args.conversion {
+            return Err(user_error(
+                format!(
+                    "`{}` is another project's kind: that project's conversion webhook converts its versions",
+                    gvk.kind
+                ),
+                "drop `--conversion`; conversions are for the kinds this project defines",
+            ));
+        }
+        return Ok(gvk);
+    }
     let resources = project.resources();
-    let Some(resource) = resources.iter().find(|r| {
-        r.api && (&r.group, &r.version, &r.kind) == (&gvk.group, &gvk.version, &gvk.kind)
-    }) else {
+    if !resources
+        .iter()
+        .any(|r| r.api && same(&r.group, &r.version, &r.kind))
+    {
         return Err(user_error(
             format!(
                 "no kind `{}/{} {}` in this project: a webhook needs the kind's type",
@@ -211,15 +233,6 @@ fn own_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> 
                 "create it first: `kube-scaffold create api --group {} --version {} --kind {}`",
                 gvk.group, gvk.version, gvk.kind
             ),
-        ));
-    };
-    if resource.adopted {
-        return Err(user_error(
-            format!(
-                "`{}` was adopted from a CRD, whose types kopium wrote: webhooks for it are not there yet",
-                gvk.kind
-            ),
-            "write the webhook by hand in src/webhook/, after the scaffolded ones of other kinds",
         ));
     }
     Ok(gvk)

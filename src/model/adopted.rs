@@ -88,6 +88,7 @@ pub fn rust_types(
         // Conditions, object references and int-or-strings become k8s-openapi's types, whose
         // JSON schemas the project has (k8s-openapi's `schemars` feature).
         .smart_derive_elision(true)
+        .no_condition(!crate::model::external::conditions_fit(crd, version))
         .build();
     let types = generator
         .generate_rust_types_for(crd, None::<String>)

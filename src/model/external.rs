@@ -1,7 +1,9 @@
 //! Another project's CRD (`create api --external-api-crd`): what the project reads of it, and
 //! the Rust types kopium (kube-rs's generator) makes of its schema.
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
 
 use crate::error::user_error;
 
@@ -58,6 +60,7 @@ pub fn rust_types(crd: &CustomResourceDefinition, version: &str) -> anyhow::Resu
         .api_version(Some(version.to_string()))
         .derive(kopium::Derive::all("Default"))
         .smart_derive_elision(true)
+        .no_condition(!conditions_fit(crd, version))
         .build();
     generator
         .generate_rust_types_for(crd, None::<String>)
@@ -67,6 +70,44 @@ pub fn rust_types(crd: &CustomResourceDefinition, version: &str) -> anyhow::Resu
                 "check that the CRD's version has an openAPIV3Schema",
             )
         })
+}
+
+/// Whether every list of conditions in `version` of the CRD fits k8s-openapi's `Condition`,
+/// which kopium gives any list of objects with metav1.Condition's five fields: `Condition`
+/// needs all five, so a CRD that leaves some optional (cert-manager's Certificate does) must
+/// get its own type, or an object the API server allows would not read as the Rust type.
+pub fn conditions_fit(crd: &CustomResourceDefinition, version: &str) -> bool {
+    crd.spec
+        .versions
+        .iter()
+        .filter(|v| v.name == version)
+        .filter_map(|v| v.schema.as_ref()?.open_api_v3_schema.as_ref())
+        .all(fits)
+}
+
+/// `schema` and every schema within it: a list shaped like conditions requires all five fields.
+fn fits(schema: &JSONSchemaProps) -> bool {
+    const CONDITION: [&str; 5] = ["lastTransitionTime", "message", "reason", "status", "type"];
+    let items = match &schema.items {
+        Some(JSONSchemaPropsOrArray::Schema(items)) => Some(items.as_ref()),
+        _ => None,
+    };
+    if let Some(item) = items {
+        let properties = item.properties.as_ref();
+        let shaped = CONDITION
+            .iter()
+            .all(|f| properties.is_some_and(|p| p.contains_key(*f)));
+        let required = item.required.as_deref().unwrap_or_default();
+        if shaped && !CONDITION.iter().all(|f| required.iter().any(|r| r == f)) {
+            return false;
+        }
+    }
+    let extra = match &schema.additional_properties {
+        Some(JSONSchemaPropsOrBool::Schema(extra)) => Some(extra.as_ref()),
+        _ => None,
+    };
+    schema.properties.iter().flat_map(|p| p.values()).all(fits)
+        && items.into_iter().chain(extra).all(fits)
 }
 
 /// Whether kopium derived `Default` for the kind's root type (its spec allows it).
@@ -117,5 +158,42 @@ spec:
         assert!(has_default(&rust), "{rust}");
         let err = parse("kind: Pod", "pod.yaml").unwrap_err();
         assert!(format!("{err:#}").contains("is not a CustomResourceDefinition"));
+    }
+
+    #[test]
+    fn conditions_become_k8s_openapis_only_when_they_require_what_it_requires() {
+        let conditions = |required: &str| {
+            format!(
+                "{CRD}          status:
+            type: object
+            properties:
+              conditions:
+                type: array
+                items:
+                  type: object
+                  required: [{required}]
+                  properties:
+                    lastTransitionTime: {{type: string, format: date-time}}
+                    message: {{type: string}}
+                    reason: {{type: string}}
+                    status: {{type: string}}
+                    type: {{type: string}}
+"
+            )
+        };
+        let strict = parse(
+            &conditions("lastTransitionTime, message, reason, status, type"),
+            "a",
+        )
+        .unwrap();
+        assert!(conditions_fit(&strict, "v1"));
+        let rust = rust_types(&strict, "v1").unwrap();
+        assert!(rust.contains("Option<Vec<Condition>>"), "{rust}");
+        // cert-manager's: a condition needs only a status and a type.
+        let loose = parse(&conditions("status, type"), "a").unwrap();
+        assert!(!conditions_fit(&loose, "v1"));
+        let rust = rust_types(&loose, "v1").unwrap();
+        assert!(!rust.contains("Vec<Condition>"), "{rust}");
+        assert!(rust.contains("pub message: Option<String>"), "{rust}");
     }
 }

@@ -13,6 +13,9 @@ pub struct Field {
     /// Its type names one the version's file defines: the other version's has the same name
     /// but is another type.
     pub local: bool,
+    /// Its type is one the version's file defines without `Default` (derived or implemented):
+    /// a conversion cannot leave it to `Default::default()`.
+    pub no_default: Option<String>,
 }
 
 /// The named fields of the struct `name` in `source`; `None` if the source does not parse or
@@ -26,6 +29,22 @@ pub fn of_struct(source: &str, name: &str) -> Option<Vec<Field>> {
             syn::Item::Struct(s) => Some(s.ident.to_string()),
             syn::Item::Enum(e) => Some(e.ident.to_string()),
             syn::Item::Type(t) => Some(t.ident.to_string()),
+            _ => None,
+        })
+        .collect();
+    let with_default: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Struct(s) if derives_default(&s.attrs) => Some(s.ident.to_string()),
+            syn::Item::Enum(e) if derives_default(&e.attrs) => Some(e.ident.to_string()),
+            syn::Item::Impl(i)
+                if i.trait_
+                    .as_ref()
+                    .is_some_and(|(_, path, _)| path.is_ident("Default")) =>
+            {
+                Some(i.self_ty.to_token_stream().to_string())
+            }
             _ => None,
         })
         .collect();
@@ -47,14 +66,35 @@ pub fn of_struct(source: &str, name: &str) -> Option<Vec<Field>> {
             let local = words
                 .iter()
                 .any(|w| *w == "self" || *w == "super" || defined.iter().any(|d| d == w));
+            // The outer type: `Option<Target>` has a default whatever `Target` is.
+            let outer = match &field.ty {
+                syn::Type::Path(path) => path.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            };
+            let no_default = outer.filter(|o| {
+                defined.contains(o) && !with_default.contains(o) && o.as_str() != "Self"
+            });
             Some(Field {
                 name: field.ident.as_ref()?.to_string(),
                 ty,
                 local,
+                no_default,
             })
         })
         .collect();
     Some(fields)
+}
+
+/// Whether `attrs` has a `#[derive(...)]` naming `Default`.
+fn derives_default(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("derive")
+            && attr
+                .to_token_stream()
+                .to_string()
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == "Default")
+    })
 }
 
 /// A field a conversion sets.
@@ -90,6 +130,7 @@ mod tests {
             pub backend: Option<Backend>,
             pub labels: std::collections::BTreeMap<String, String>,
         }
+        #[derive(Clone, Default)]
         pub struct Backend { pub url: String }
     "#;
 
@@ -100,8 +141,16 @@ mod tests {
             pub backend: Option<Backend>,
             pub labels: std::collections::BTreeMap<String, String>,
             pub replicas: u32,
+            pub tier: Tier,
+            pub zone: Zone,
         }
         pub enum Backend { Url(String) }
+        #[derive(Clone, Debug)]
+        pub enum Tier { Free }
+        pub struct Zone(String);
+        impl Default for Zone {
+            fn default() -> Self { Zone("a".into()) }
+        }
     "#;
 
     #[test]
@@ -120,8 +169,14 @@ mod tests {
             ("backend", false),
             ("labels", true),
             ("replicas", false),
+            ("tier", false),
+            ("zone", false),
         ];
         assert_eq!(to_v2, expected.map(|(n, c)| (n.to_string(), c)));
+        // Of v2's own types, `Tier` has no default; `Backend` has none but is optional.
+        let no_default: Vec<_> = v2.iter().filter_map(|f| f.no_default.clone()).collect();
+        assert_eq!(no_default, ["Tier"]);
+        assert!(v1.iter().all(|f| f.no_default.is_none()), "{v1:?}");
     }
 
     #[test]

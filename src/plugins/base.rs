@@ -52,6 +52,7 @@ const INIT_FILES: &[(&str, &str)] = &[
     ("v2/init/src/leader.rs.tera", "src/leader.rs"),
     ("v2/init/src/metrics.rs.tera", "src/metrics.rs"),
     ("v2/init/src/server.rs.tera", "src/server.rs"),
+    ("v2/init/src/testing.rs.tera", "src/testing.rs"),
     ("v2/init/src/api/mod.rs.tera", API_MOD),
     ("v2/init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
     ("v2/init/src/controller/mod.rs.tera", CONTROLLER_MOD),

@@ -210,6 +210,15 @@ pub struct WebhookContext {
     pub spec_foo: bool,
     /// A kind Kubernetes defines (k8s-openapi's type; no example in the hooks).
     pub builtin: bool,
+    /// Another project's kind: the hooks' tests draw objects from the project's copy of its
+    /// CRD (no example in the hooks).
+    pub external: bool,
+    /// A kind adopted from a CRD: the hooks' tests draw objects from its type's schema (no
+    /// example in the hooks).
+    pub adopted: bool,
+    /// The hooks leave out the cluster's and the manager's namespaces (a kind the project
+    /// does not define: its objects are everywhere).
+    pub outside: bool,
     /// The kind's group as a Rust module.
     pub group_module: String,
     /// The manager makes the webhooks' certificates (`--self-signed`), else cert-manager.
@@ -250,23 +259,43 @@ pub struct Direction {
 }
 
 impl Direction {
-    fn new(from: &VersionFields, to: &VersionFields) -> Self {
-        let status = fields::copied(
-            from.status.as_deref().unwrap_or_default(),
-            to.status.as_deref().unwrap_or_default(),
-        );
-        Self {
-            spec: fields::copied(&from.spec, &to.spec),
+    /// The conversion from one version to another; an error if it would have to leave a field
+    /// whose type has no `Default` to `Default::default()`.
+    fn new(from: &VersionFields, to: &VersionFields) -> anyhow::Result<Self> {
+        let to_status = to.status.as_deref().unwrap_or_default();
+        let status = fields::copied(from.status.as_deref().unwrap_or_default(), to_status);
+        let spec = fields::copied(&from.spec, &to.spec);
+        let targets = to.spec.iter().chain(to_status);
+        for (field, set) in targets.zip(spec.iter().chain(&status)) {
+            if let (Some(ty), false) = (&field.no_default, set.copied) {
+                return Err(crate::error::user_error(
+                    format!(
+                        "`{}` of {} {} is a `{ty}`, which has no `Default`: the conversion from {} cannot leave it to you",
+                        field.name, to.kind, to.version, from.version
+                    ),
+                    format!(
+                        "derive or implement `Default` for `{ty}` in {}, then run this command again",
+                        to.file
+                    ),
+                ));
+            }
+        }
+        Ok(Self {
+            spec,
             status_copied: status.iter().any(|f| f.copied),
             status,
             target_status: to.status.is_some(),
             source_status: from.status.is_some(),
-        }
+        })
     }
 }
 
 /// The fields of a version's spec and status (`None` without a status type).
 struct VersionFields {
+    kind: String,
+    version: String,
+    /// The version's source file.
+    file: String,
     spec: Vec<fields::Field>,
     status: Option<Vec<fields::Field>>,
 }
@@ -288,7 +317,13 @@ impl VersionFields {
             )
         })?;
         let status = fields::of_struct(&text, &format!("{kind}Status"));
-        Ok(Self { spec, status })
+        Ok(Self {
+            kind: kind.to_string(),
+            version: version.to_string(),
+            file,
+            spec,
+            status,
+        })
     }
 }
 
@@ -755,10 +790,11 @@ fn webhook_hook(
         hook.excluded_namespaces = excluded_namespaces(init);
         return Ok(hook);
     }
+    let external = is_external(webhook, earlier);
     let resource = resources_of(earlier)
         .into_iter()
         .find(|r| {
-            r.api
+            (r.api || external)
                 && (&r.group, &r.version, &r.kind)
                     == (&webhook.group, &webhook.version, &webhook.kind)
         })
@@ -771,13 +807,33 @@ fn webhook_hook(
                 "fix or remove that command in PROJECT",
             )
         })?;
-    Ok(manifests::Hook::new(
+    let mut hook = manifests::Hook::new(
         mutating,
         &gvk::qualified_group(&webhook.group, &init.domain),
         &webhook.version,
         &webhook.kind,
         &resource.plural,
-    ))
+    );
+    if external {
+        hook.excluded_namespaces = excluded_namespaces(init);
+    }
+    Ok(hook)
+}
+
+/// Whether `webhook` is for another project's kind (`create api --external-api-crd`).
+fn is_external(webhook: &WebhookInputs, earlier: &[Command]) -> bool {
+    earlier.iter().filter_map(Command::api).any(|a| {
+        a.external_crd.is_some()
+            && (&a.group, &a.version, &a.kind) == (&webhook.group, &webhook.version, &webhook.kind)
+    })
+}
+
+/// Whether `webhook` is for a kind the project adopted from a CRD (`create api --from-crd`).
+fn is_adopted(webhook: &WebhookInputs, earlier: &[Command]) -> bool {
+    resources_of(earlier).into_iter().any(|r| {
+        r.adopted
+            && (&r.group, &r.version, &r.kind) == (&webhook.group, &webhook.version, &webhook.kind)
+    })
 }
 
 /// The kind Kubernetes defines that `webhook` is for, unless the project has a kind of that
@@ -793,8 +849,9 @@ fn builtin_of(webhook: &WebhookInputs, earlier: &[Command]) -> Option<&'static c
     }
 }
 
-/// The namespaces a hook on a kind Kubernetes defines leaves out: the cluster's and the
-/// manager's (config/default's `<project>-system`), as its template lists them (`LEFT_OUT`).
+/// The namespaces a hook on a kind Kubernetes or another project defines leaves out: the
+/// cluster's and the manager's (config/default's `<project>-system`), as its template lists
+/// them (`LEFT_OUT`).
 fn excluded_namespaces(init: &InitInputs) -> Vec<String> {
     vec![
         "kube-system".into(),
@@ -845,6 +902,7 @@ impl WebhookContext {
         let group_module = gvk::group_module(&webhook.group);
         let kind = &webhook.kind;
         let builtin = builtin_of(webhook, earlier);
+        let external = is_external(webhook, earlier);
         let mut conversions = Vec::new();
         if webhook.conversion {
             let hub = VersionFields::read(tree, &group_module, &webhook.version, kind)?;
@@ -854,8 +912,8 @@ impl WebhookContext {
                     hub: webhook.version.clone(),
                     spoke: spoke_version.clone(),
                     module: format!("{}_conversion", names::snake(kind)),
-                    to_hub: Direction::new(&spoke, &hub),
-                    from_hub: Direction::new(&hub, &spoke),
+                    to_hub: Direction::new(&spoke, &hub)?,
+                    from_hub: Direction::new(&hub, &spoke)?,
                 });
             }
         }
@@ -883,7 +941,9 @@ impl WebhookContext {
                 ),
             },
             builtin: builtin.is_some(),
-
+            outside: builtin.is_some() || external,
+            external,
+            adopted: is_adopted(webhook, earlier),
             defaulter: webhook.defaulting.then(|| module("defaulter")),
             validator: webhook.validation.then(|| module("validator")),
             spec_foo: !earlier.iter().filter_map(Command::api).any(|a| {

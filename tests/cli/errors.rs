@@ -19,6 +19,9 @@ enum Setup {
     Initialized,
     /// After `init` and `create api --group webapp --kind Guestbook`.
     WithGuestbook,
+    /// After `init`, `create api` for cert-manager's Certificate (`--external-api-crd`) and
+    /// the adopted Backup (`--from-crd`, v1alpha1 and v1).
+    WithCrds,
 }
 
 struct Case {
@@ -154,6 +157,8 @@ const CASES: &[Case] = &[
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--spoke", "v2"], 1, "`--spoke` names the versions of a conversion webhook"),
     case(WithGuestbook, &["create", "webhook", "--group", "core", "--kind", "Pod", "--conversion", "--spoke", "v2"], 1, "`core/v1/Pod` is Kubernetes' own kind"),
     case(WithGuestbook, &["create", "webhook", "--group", "webapp", "--kind", "Guestbook", "--defaulting", "--overwrite-edited"], 2, "--force"),
+    case(WithCrds, &["create", "webhook", "--group", "cert-manager.io", "--version", "v1", "--kind", "Certificate", "--conversion", "--spoke", "v2"], 1, "`Certificate` is another project's kind"),
+    case(WithCrds, &["create", "webhook", "--group", "ops.example.org", "--version", "v1", "--kind", "Backup", "--conversion", "--spoke", "v1alpha1"], 1, "`target` of Backup v1 is a `BackupTarget`, which has no `Default`"),
     // create api for a kind Kubernetes defines
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false"], 1, "has no kind `apps/v1 Deploymnet`"),
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--finalizer"], 1, "`--finalizer` does not apply to `apps/v1 Deployment`"),
@@ -195,6 +200,26 @@ fn prepare(setup: Setup) -> (tempfile::TempDir, std::path::PathBuf) {
         BadDirName => empty_dir("my project"),
         Initialized => initialized(),
         WithGuestbook => with_guestbook(),
+        WithCrds => {
+            let (tmp, dir) = initialized();
+            let external = [
+                "create",
+                "api",
+                "--group",
+                "cert-manager.io",
+                "--version",
+                "v1",
+                "--kind",
+                "Certificate",
+                "--controller",
+                "--resource=false",
+                "--external-api-crd",
+                CERTIFICATE_CRD,
+            ];
+            kube_scaffold(&dir, &external).success();
+            kube_scaffold(&dir, &["create", "api", "--from-crd", BACKUP_CRD]).success();
+            (tmp, dir)
+        }
     }
 }
 

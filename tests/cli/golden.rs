@@ -106,7 +106,7 @@ fn golden_two_kinds_one_cluster_scoped_no_license_self_signed_webhooks() {
 /// full group with dots; a controller of a kind Kubernetes defines, and one of another
 /// project's kind from its CRD.
 #[test]
-fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_and_versions() {
+fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_and_webhooks() {
     let (_tmp, dir) = empty_dir("shop");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
     create_api(
@@ -214,5 +214,32 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_and_versions()
     ]
     .concat();
     kube_scaffold(&dir, &conversion).success();
+    // Webhooks for the kinds whose types came from CRDs: their tests draw objects from the
+    // schemas.
+    let certificate = [
+        "--group",
+        "cert-manager.io",
+        "--version",
+        "v1",
+        "--kind",
+        "Certificate",
+    ];
+    let args = [
+        &["create", "webhook"][..],
+        &certificate,
+        &["--programmatic-validation"],
+    ]
+    .concat();
+    kube_scaffold(&dir, &args).success();
+    let backup = [
+        "--group",
+        "ops.example.org",
+        "--version",
+        "v1",
+        "--kind",
+        "Backup",
+    ];
+    let args = [&["create", "webhook"][..], &backup, &["--defaulting"]].concat();
+    kube_scaffold(&dir, &args).success();
     assert_golden(&dir, "owned-kinds");
 }

@@ -6,4 +6,6 @@ pub mod health;
 pub mod leader;
 pub mod metrics;
 pub mod server;
+#[cfg(test)]
+pub mod testing;
 pub mod webhook;

@@ -54,6 +54,10 @@ pub mod guestbook_v1_defaulter;
 
 pub mod guestbook_v1_validator;
 
+pub mod certificate_v1_validator;
+
+pub mod backup_v1_defaulter;
+
 // +kube-scaffold:scaffold:webhook-modules
 
 /// Every webhook of the project: what the server answers, and what `make manifests` registers.
@@ -61,6 +65,8 @@ pub fn hooks() -> Vec<Hook> {
     vec![
         guestbook_v1_defaulter::hook(),
         guestbook_v1_validator::hook(),
+        certificate_v1_validator::hook(),
+        backup_v1_defaulter::hook(),
         // +kube-scaffold:scaffold:webhooks
     ]
 }

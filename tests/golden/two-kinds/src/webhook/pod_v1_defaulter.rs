@@ -5,8 +5,8 @@ use super::Hook;
 /// The kind this webhook reviews.
 pub use k8s_openapi::api::core::v1::Pod as Object;
 
-/// Kubernetes' own kind: the API server does not send its objects from these namespaces, which
-/// the cluster and the manager need while the manager is down.
+/// Kubernetes' own kind: the API server does not send its objects from these namespaces,
+/// which the cluster and the manager need while the manager is down.
 const LEFT_OUT: &[&str] = &[
     // The cluster's own.
     "kube-system",

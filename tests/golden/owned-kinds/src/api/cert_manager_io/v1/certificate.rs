@@ -5,7 +5,6 @@
 mod prelude {
     pub use kube::CustomResource;
     pub use serde::{Serialize, Deserialize};
-    pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 }
 
 use self::prelude::*;
@@ -60,9 +59,31 @@ pub enum CertificatePrivateKeyAlgorithm {
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct CertificateStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub conditions: Option<Vec<Condition>>,
+    pub conditions: Option<Vec<CertificateStatusConditions>>,
     #[serde(default, skip_serializing_if = "Option::is_none", rename = "notAfter")]
     pub not_after: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<i64>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct CertificateStatusConditions {
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "lastTransitionTime")]
+    pub last_transition_time: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "observedGeneration")]
+    pub observed_generation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub status: CertificateStatusConditionsStatus,
+    #[serde(rename = "type")]
+    pub r#type: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub enum CertificateStatusConditionsStatus {
+    True,
+    False,
+    Unknown,
 }

@@ -56,7 +56,7 @@ impl From<Hub> for Spoke {
 
 #[cfg(test)]
 mod tests {
-    use crate::webhook::conversion::testing::round_trips;
+    use crate::testing::round_trips;
 
     use super::*;
 
