@@ -44,7 +44,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     };
     let (gvk, plural, namespaced) = match (&external, builtin) {
         (Some((about, _)), _) => {
-            let gvk = Gvk::parse(args.group(), args.version(), args.kind(), &domain)?;
+            let gvk = Gvk::parse_external(args.group(), args.version(), args.kind())?;
             (gvk, about.plural.clone(), about.namespaced)
         }
         (None, Some(k)) => {

@@ -198,16 +198,12 @@ fn builtin_kind(builtin: &core::CoreKind, args: &CreateWebhookArgs) -> anyhow::R
 /// A kind of the project, another project's whose CRD it copied (`--external-api-crd`), or
 /// one it adopted (`--from-crd`): one `create api` made its Rust type.
 fn own_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> {
-    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.init.domain)?;
-    let same = |group: &str, version: &str, kind: &str| {
-        (group, version, kind) == (&gvk.group, &gvk.version, &gvk.kind)
-    };
-    let external = project
-        .commands
-        .iter()
-        .filter_map(Command::api)
-        .any(|a| a.external_crd.is_some() && same(&a.group, &a.version, &a.kind));
+    let external = project.commands.iter().filter_map(Command::api).any(|a| {
+        a.external_crd.is_some()
+            && (&a.group, &a.version, &a.kind) == (&args.group, &args.version, &args.kind)
+    });
     if external {
+        let gvk = Gvk::parse_external(&args.group, &args.version, &args.kind)?;
         if args.conversion {
             return Err(user_error(
                 format!(
@@ -219,6 +215,10 @@ fn own_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> 
         }
         return Ok(gvk);
     }
+    let gvk = Gvk::parse(&args.group, &args.version, &args.kind, &project.init.domain)?;
+    let same = |group: &str, version: &str, kind: &str| {
+        (group, version, kind) == (&gvk.group, &gvk.version, &gvk.kind)
+    };
     let resources = project.resources();
     if !resources
         .iter()

@@ -153,6 +153,16 @@ impl Gvk {
         })
     }
 
+    /// Another project's kind (`create api --external-api-crd`): its group is a full one, and
+    /// may be one of Kubernetes' own projects (`gateway.networking.k8s.io`).
+    pub fn parse_external(group: &str, version: &str, kind: &str) -> anyhow::Result<Self> {
+        Ok(Self {
+            group: parse_full_group(group, true)?,
+            version: parse_version(version)?,
+            kind: parse_kind(kind)?,
+        })
+    }
+
     /// The API group Kubernetes sees: `<group>.<domain>`, or the group itself when it has
     /// dots.
     pub fn qualified_group(&self, domain: &str) -> String {
@@ -177,7 +187,7 @@ pub fn group_module(group: &str) -> String {
 
 fn parse_group(value: &str, domain: &str) -> anyhow::Result<String> {
     if value.contains('.') {
-        return parse_full_group(value);
+        return parse_full_group(value, false);
     }
     let help = "pass a lowercase group, e.g. `--group webapp` (the domain comes from `init --domain`), or a full group with dots, e.g. `--group example.com`";
     if let Some(problem) = names::dns1123_label_problem(value) {
@@ -206,8 +216,9 @@ fn parse_group(value: &str, domain: &str) -> anyhow::Result<String> {
     Ok(value.to_string())
 }
 
-/// A group with dots, taken as the full API group (kubebuilder's `--group example.com`).
-fn parse_full_group(value: &str) -> anyhow::Result<String> {
+/// A group with dots, taken as the full API group (kubebuilder's `--group example.com`); one
+/// under k8s.io only for another project's kind (`external`).
+fn parse_full_group(value: &str, external: bool) -> anyhow::Result<String> {
     let help = "pass a full group such as `--group example.com`, or a group without dots that the domain completes, e.g. `--group webapp`";
     if let Some(problem) = names::dns1123_subdomain_problem(value) {
         return Err(invalid("group", value, &problem, help));
@@ -220,7 +231,9 @@ fn parse_full_group(value: &str) -> anyhow::Result<String> {
             help,
         ));
     }
-    if value.ends_with(".k8s.io") || value.ends_with(".kubernetes.io") || value == "k8s.io" {
+    let kubernetes =
+        value.ends_with(".k8s.io") || value.ends_with(".kubernetes.io") || value == "k8s.io";
+    if kubernetes && !external {
         return Err(invalid(
             "group",
             value,
@@ -406,6 +419,14 @@ mod tests {
         ] {
             assert!(parse_kind(kind).is_ok(), "{kind}");
         }
+    }
+
+    #[test]
+    fn another_projects_kind_may_be_in_a_group_of_kubernetes_projects() {
+        let gvk = Gvk::parse_external("gateway.networking.k8s.io", "v1", "HTTPRoute").unwrap();
+        assert_eq!(gvk.group, "gateway.networking.k8s.io");
+        assert!(Gvk::parse("gateway.networking.k8s.io", "v1", "HTTPRoute", "mock.com").is_err());
+        assert!(Gvk::parse_external("Gateway.io", "v1", "HTTPRoute").is_err());
     }
 
     #[test]

@@ -194,6 +194,8 @@ pub struct WebhookContext {
     pub project_name: String,
     pub header: String,
     pub kind: String,
+    /// The kind's Rust type: the kind, or kopium's name for it (types from a CRD).
+    pub rust_kind: String,
     pub kind_lower: String,
     pub version: String,
     pub qualified_group: String,
@@ -307,16 +309,17 @@ impl VersionFields {
         group_module: &str,
         version: &str,
         kind: &str,
+        rust_kind: &str,
     ) -> anyhow::Result<Self> {
         let file = format!("src/api/{group_module}/{version}/{}.rs", names::snake(kind));
         let text = tree.read(&file)?.unwrap_or_default().to_string();
-        let spec = fields::of_struct(&text, &format!("{kind}Spec")).ok_or_else(|| {
+        let spec = fields::of_struct(&text, &format!("{rust_kind}Spec")).ok_or_else(|| {
             crate::error::user_error(
-                format!("cannot find `struct {kind}Spec` with named fields in {file}"),
+                format!("cannot find `struct {rust_kind}Spec` with named fields in {file}"),
                 format!("the conversions copy the fields of {kind} {version}'s spec: restore that struct, then run this command again"),
             )
         })?;
-        let status = fields::of_struct(&text, &format!("{kind}Status"));
+        let status = fields::of_struct(&text, &format!("{rust_kind}Status"));
         Ok(Self {
             kind: kind.to_string(),
             version: version.to_string(),
@@ -586,7 +589,7 @@ impl ApiContext {
                 "crate::api::{}::{}::{}",
                 gvk::group_module(&api.group),
                 api.version,
-                api.kind
+                external::rust_name(&api.kind)
             ),
             None => String::new(),
         };
@@ -903,11 +906,17 @@ impl WebhookContext {
         let kind = &webhook.kind;
         let builtin = builtin_of(webhook, earlier);
         let external = is_external(webhook, earlier);
+        let adopted = is_adopted(webhook, earlier);
+        let rust_kind = match external || adopted {
+            true => external::rust_name(kind),
+            false => kind.clone(),
+        };
         let mut conversions = Vec::new();
         if webhook.conversion {
-            let hub = VersionFields::read(tree, &group_module, &webhook.version, kind)?;
+            let hub = VersionFields::read(tree, &group_module, &webhook.version, kind, &rust_kind)?;
             for spoke_version in &webhook.spoke {
-                let spoke = VersionFields::read(tree, &group_module, spoke_version, kind)?;
+                let spoke =
+                    VersionFields::read(tree, &group_module, spoke_version, kind, &rust_kind)?;
                 conversions.push(ConversionContext {
                     hub: webhook.version.clone(),
                     spoke: spoke_version.clone(),
@@ -934,16 +943,16 @@ impl WebhookContext {
             type_path: match builtin {
                 Some(builtin) => builtin.rust_path(),
                 None => format!(
-                    "crate::api::{}::{}::{}",
+                    "crate::api::{}::{}::{rust_kind}",
                     gvk::group_module(&webhook.group),
                     webhook.version,
-                    webhook.kind
                 ),
             },
             builtin: builtin.is_some(),
             outside: builtin.is_some() || external,
             external,
-            adopted: is_adopted(webhook, earlier),
+            adopted,
+            rust_kind,
             defaulter: webhook.defaulting.then(|| module("defaulter")),
             validator: webhook.validation.then(|| module("validator")),
             spec_foo: !earlier.iter().filter_map(Command::api).any(|a| {

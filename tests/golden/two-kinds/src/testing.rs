@@ -110,7 +110,8 @@ fn object(api_version: &str, kind: &str, schema: &JSONSchemaProps) -> BoxedStrat
     let properties = schema.properties.clone().unwrap_or_default();
     for name in ["spec", "status"] {
         if let Some(property) = properties.get(name) {
-            let required = schema.required.iter().flatten().any(|r| r == name);
+            // kube's `CustomResource` always has a spec, whatever the CRD requires.
+            let required = name == "spec" || schema.required.iter().flatten().any(|r| r == name);
             fields.push(field(name, property, required));
         }
     }
