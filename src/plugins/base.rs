@@ -155,7 +155,7 @@ impl Plugin for Base {
 
 /// The kind's `version` in `api::crds()` and, if the API server serves it, `api::resources()`.
 fn plan_lists(plan: &mut Plan, c: &ApiContext, version: &str, served: bool) {
-    let path = format!("{}::{version}::{}", c.group_module, c.kind);
+    let path = format!("{}::{version}::{}", c.group_module, c.rust_kind);
     if served {
         plan.insert(RESOURCES, format!("ApiResource::erase::<{path}>(&()),"));
     }

@@ -109,6 +109,8 @@ pub struct ApiContext {
     pub kind: String,
     /// The kind's Rust module name (`HTTPRoute` -> `http_route`).
     pub kind_module: String,
+    /// The kind's Rust type: the kind, or kopium's name for it (types from a CRD file).
+    pub rust_kind: String,
     pub kind_lower: String,
     pub plural: String,
     pub namespaced: bool,
@@ -593,7 +595,12 @@ impl ApiContext {
             ),
             None => String::new(),
         };
+        let rust_kind = match from_file {
+            true => external::rust_name(&api.kind),
+            false => api.kind.clone(),
+        };
         Ok(Self {
+            rust_kind,
             external: api.external_crd.is_some(),
             external_default: external::has_default(stored_types.unwrap_or(&external_types)),
             adopted: from_file && api.external_crd.is_none(),
