@@ -3,7 +3,8 @@
 use std::fs;
 
 use crate::support::{
-    at_a_terminal, initialized, kube_scaffold, stderr_of, stdout_of, tree, with_guestbook,
+    BACKUP_CRD, at_a_terminal, initialized, kube_scaffold, stderr_of, stdout_of, tree,
+    with_guestbook,
 };
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -474,10 +475,7 @@ fn a_controller_for_a_kind_kubernetes_defines_has_no_type_crd_or_sample() {
 #[test]
 fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later() {
     let (_tmp, dir) = initialized();
-    let crd = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/crds/backup.yaml"
-    );
+    let crd = BACKUP_CRD;
     let before = tree(&dir);
     kube_scaffold(
         &dir,

@@ -5,7 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use crate::support::{
-    copy_of, empty_dir, initialized, kube_scaffold, stderr_of, tree, with_guestbook,
+    BACKUP_CRD, CERTIFICATE_CONTROLLER, CERTIFICATE_CRD, copy_of, empty_dir, initialized,
+    kube_scaffold, stderr_of, tree, with_guestbook,
 };
 
 /// Where a case runs.
@@ -47,19 +48,11 @@ const fn case(
 
 use Setup::*;
 
-const CERTIFICATE_CRD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/crds/certificate.yaml"
-);
 const NOT_A_CRD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/golden/create-api/config/samples/webapp_v1_guestbook.yaml"
 );
 
-const BACKUP_CRD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/crds/backup.yaml"
-);
 const GUESTBOOK_CRD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/golden/create-api/config/crd/bases/webapp.mock.com_guestbooks.yaml"
@@ -202,21 +195,7 @@ fn prepare(setup: Setup) -> (tempfile::TempDir, std::path::PathBuf) {
         WithGuestbook => with_guestbook(),
         WithCrds => {
             let (tmp, dir) = initialized();
-            let external = [
-                "create",
-                "api",
-                "--group",
-                "cert-manager.io",
-                "--version",
-                "v1",
-                "--kind",
-                "Certificate",
-                "--controller",
-                "--resource=false",
-                "--external-api-crd",
-                CERTIFICATE_CRD,
-            ];
-            kube_scaffold(&dir, &external).success();
+            kube_scaffold(&dir, CERTIFICATE_CONTROLLER).success();
             kube_scaffold(&dir, &["create", "api", "--from-crd", BACKUP_CRD]).success();
             (tmp, dir)
         }

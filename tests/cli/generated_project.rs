@@ -13,7 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{empty_dir, kube_scaffold};
+use crate::support::{BACKUP_CRD, CERTIFICATE_CONTROLLER, empty_dir, kube_scaffold};
 
 /// The Kubernetes version manifests are validated against: the oldest the project supports.
 const KUBERNETES: &str = "1.33.0";
@@ -347,28 +347,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     )
     .success();
     // A controller for another project's kind, its types generated from its CRD (issue 9).
-    let crd = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/crds/certificate.yaml"
-    );
-    kube_scaffold(
-        &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "cert-manager.io",
-            "--version",
-            "v1",
-            "--kind",
-            "Certificate",
-            "--controller",
-            "--resource=false",
-            "--external-api-crd",
-            crd,
-        ],
-    )
-    .success();
+    kube_scaffold(&dir, CERTIFICATE_CONTROLLER).success();
     // A controller for a kind Kubernetes defines (issue 9).
     kube_scaffold(
         &dir,
@@ -998,12 +977,6 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
     let crd = fs::read_to_string(crd).unwrap();
     assert!(crd.contains("- deploymentName"), "{crd}");
 }
-
-/// The CRD the project's `Backup` is adopted from.
-const BACKUP_CRD: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/crds/backup.yaml"
-);
 
 /// What differs between tests/fixtures/crds/backup.yaml and the CRD `make manifests` writes
 /// from the types `create api --from-crd` made of it (docs/commands.md explains each).

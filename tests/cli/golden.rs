@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::support::{assert_golden, empty_dir, kube_scaffold};
+use crate::support::{BACKUP_CRD, CERTIFICATE_CONTROLLER, assert_golden, empty_dir, kube_scaffold};
 
 fn create_api(dir: &Path, args: &[&str]) {
     kube_scaffold(dir, &[&["create", "api"][..], args].concat()).success();
@@ -159,30 +159,8 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_and_w
         ],
     );
     create_api(&dir, &["--group", "core", "--kind", "Pod", "--controller"]);
-    let crd = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/crds/certificate.yaml"
-    );
-    create_api(
-        &dir,
-        &[
-            "--group",
-            "cert-manager.io",
-            "--version",
-            "v1",
-            "--kind",
-            "Certificate",
-            "--controller",
-            "--resource=false",
-            "--external-api-crd",
-            crd,
-        ],
-    );
-    let adopted = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/crds/backup.yaml"
-    );
-    create_api(&dir, &["--from-crd", adopted, "--controller"]);
+    kube_scaffold(&dir, CERTIFICATE_CONTROLLER).success();
+    create_api(&dir, &["--from-crd", BACKUP_CRD, "--controller"]);
     // A second version of Guestbook, stored from now on.
     let v2 = [
         "--group",

@@ -34,6 +34,32 @@ pub fn initialized() -> (tempfile::TempDir, PathBuf) {
     (tmp, dir)
 }
 
+/// A CRD shaped like cert-manager's Certificate: another project's kind.
+pub const CERTIFICATE_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/crds/certificate.yaml"
+);
+/// A CRD with two versions, for `create api --from-crd`.
+pub const BACKUP_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/crds/backup.yaml"
+);
+/// `create api` of a controller for cert-manager's Certificate, its types from its CRD.
+pub const CERTIFICATE_CONTROLLER: &[&str] = &[
+    "create",
+    "api",
+    "--group",
+    "cert-manager.io",
+    "--version",
+    "v1",
+    "--kind",
+    "Certificate",
+    "--controller",
+    "--resource=false",
+    "--external-api-crd",
+    CERTIFICATE_CRD,
+];
+
 /// `init` plus `create api --group webapp --kind Guestbook`.
 pub fn with_guestbook() -> (tempfile::TempDir, PathBuf) {
     let (tmp, dir) = initialized();
