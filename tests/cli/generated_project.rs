@@ -13,7 +13,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::support::{BACKUP_CRD, CERTIFICATE_CONTROLLER, empty_dir, kube_scaffold};
+use crate::support::{
+    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, empty_dir, kube_scaffold,
+};
 
 /// The Kubernetes version manifests are validated against: the oldest the project supports.
 const KUBERNETES: &str = "1.33.0";
@@ -456,25 +458,8 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // Both kinds of webhook on the kinds whose types came from CRDs: another project's
     // (cert-manager's Certificate) and the adopted Backup. Their tests draw objects from the
     // kinds' schemas.
-    for kind in [
-        [
-            "--group",
-            "cert-manager.io",
-            "--version",
-            "v1",
-            "--kind",
-            "Certificate",
-        ],
-        [
-            "--group",
-            "ops.example.org",
-            "--version",
-            "v1",
-            "--kind",
-            "Backup",
-        ],
-    ] {
-        kube_scaffold(&dir, &[&["create", "webhook"][..], &kind, &hooks].concat()).success();
+    for kind in [CERTIFICATE, BACKUP] {
+        kube_scaffold(&dir, &[&["create", "webhook"][..], kind, &hooks].concat()).success();
     }
 
     // The code, as generated.

@@ -2,7 +2,10 @@
 
 use std::path::Path;
 
-use crate::support::{BACKUP_CRD, CERTIFICATE_CONTROLLER, assert_golden, empty_dir, kube_scaffold};
+use crate::support::{
+    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, assert_golden, empty_dir,
+    kube_scaffold,
+};
 
 fn create_api(dir: &Path, args: &[&str]) {
     kube_scaffold(dir, &[&["create", "api"][..], args].concat()).success();
@@ -194,30 +197,14 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_and_w
     kube_scaffold(&dir, &conversion).success();
     // Webhooks for the kinds whose types came from CRDs: their tests draw objects from the
     // schemas.
-    let certificate = [
-        "--group",
-        "cert-manager.io",
-        "--version",
-        "v1",
-        "--kind",
-        "Certificate",
-    ];
     let args = [
         &["create", "webhook"][..],
-        &certificate,
+        CERTIFICATE,
         &["--programmatic-validation"],
     ]
     .concat();
     kube_scaffold(&dir, &args).success();
-    let backup = [
-        "--group",
-        "ops.example.org",
-        "--version",
-        "v1",
-        "--kind",
-        "Backup",
-    ];
-    let args = [&["create", "webhook"][..], &backup, &["--defaulting"]].concat();
+    let args = [&["create", "webhook"][..], BACKUP, &["--defaulting"]].concat();
     kube_scaffold(&dir, &args).success();
     assert_golden(&dir, "owned-kinds");
 }

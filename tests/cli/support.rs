@@ -44,6 +44,24 @@ pub const BACKUP_CRD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/crds/backup.yaml"
 );
+/// cert-manager's Certificate, as `--group/--version/--kind` arguments.
+pub const CERTIFICATE: &[&str] = &[
+    "--group",
+    "cert-manager.io",
+    "--version",
+    "v1",
+    "--kind",
+    "Certificate",
+];
+/// The kind adopted from tests/fixtures/crds/backup.yaml, as `--group/--version/--kind`.
+pub const BACKUP: &[&str] = &[
+    "--group",
+    "ops.example.org",
+    "--version",
+    "v1",
+    "--kind",
+    "Backup",
+];
 /// `create api` of a controller for cert-manager's Certificate, its types from its CRD.
 pub const CERTIFICATE_CONTROLLER: &[&str] = &[
     "create",
