@@ -4,7 +4,7 @@
 //! whose files it reads the first time they are asked for (a command adding to a project).
 //! It never writes: `changes` says what differs from the disk, and `apply::write` writes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,8 @@ pub struct Tree {
     files: BTreeMap<String, Option<String>>,
     /// What each file read from disk held then.
     originals: BTreeMap<String, Option<String>>,
+    /// The files written or removed; the others were only read.
+    rendered: BTreeSet<String>,
 }
 
 impl Tree {
@@ -52,6 +54,7 @@ impl Tree {
     /// Sets the file's content.
     pub fn write(&mut self, path: &str, content: String) -> anyhow::Result<()> {
         self.read(path)?;
+        self.rendered.insert(path.to_string());
         self.files.insert(path.to_string(), Some(content));
         Ok(())
     }
@@ -59,15 +62,17 @@ impl Tree {
     /// Removes the file.
     pub fn remove(&mut self, path: &str) -> anyhow::Result<()> {
         self.read(path)?;
+        self.rendered.insert(path.to_string());
         self.files.insert(path.to_string(), None);
         Ok(())
     }
 
-    /// Every file this tree read or wrote: its content now (`None`: it does not exist).
+    /// Every file this tree wrote or removed (not those it only read): its content now
+    /// (`None`: it does not exist).
     pub fn entries(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
-        self.files
+        self.rendered
             .iter()
-            .map(|(path, content)| (path.as_str(), content.as_deref()))
+            .map(|path| (path.as_str(), self.files[path].as_deref()))
     }
 
     /// What the file held on disk before this tree touched it (`None` if it did not exist
@@ -127,5 +132,18 @@ mod tests {
             fs::read_to_string(dir.path().join("kept.txt")).unwrap(),
             "disk\n"
         );
+    }
+
+    #[test]
+    fn only_the_files_written_or_removed_are_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("read.txt"), "read\n").unwrap();
+        fs::write(dir.path().join("gone.txt"), "gone\n").unwrap();
+        let mut tree = Tree::over(dir.path());
+        tree.read("read.txt").unwrap();
+        tree.write("new.txt", "new\n".into()).unwrap();
+        tree.remove("gone.txt").unwrap();
+        let entries: Vec<_> = tree.entries().collect();
+        assert_eq!(entries, [("gone.txt", None), ("new.txt", Some("new\n"))]);
     }
 }

@@ -694,7 +694,17 @@ fn webhooks_are_added_one_kind_at_a_time_and_registered_as_make_manifests_does()
     // The same hook again is refused; the other kind of hook is added without `--force`.
     let again = kube_scaffold(&dir, &webhook("--defaulting")).code(1);
     assert!(stderr_of(&again).contains("has its `--defaulting` webhook already"));
-    kube_scaffold(&dir, &webhook("--programmatic-validation")).success();
+    let added = kube_scaffold(&dir, &webhook("--programmatic-validation")).success();
+    // The report lists the files the command wrote, not those it only read or left as they
+    // were (the license header, the webhook's Service).
+    let report = stdout_of(&added);
+    assert!(
+        report.contains("  create src/webhook/guestbook_v1_validator.rs")
+            && !report.contains("config/webhook/service.yaml")
+            && !report.contains("hack/boilerplate.rs.txt")
+            && !report.contains("src/api/"),
+        "{report}"
+    );
     let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
     assert_eq!(count(&manifests, "\n---\n"), 1, "{manifests}");
     assert!(
