@@ -40,6 +40,8 @@ use rcgen::{
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
 
+use super::Configuration;
+
 /// How long the CA and a serving certificate are valid.
 const CA_LIFETIME: time::Duration = time::Duration::days(3650);
 const SERVING_LIFETIME: time::Duration = time::Duration::days(365);
@@ -176,30 +178,10 @@ impl SelfSigned {
     async fn inject(&self, client: &Client, ca: &[u8]) -> anyhow::Result<()> {
         let bundle = Some(ByteString(ca.to_vec()));
         if let Some(name) = &self.mutating {
-            let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-            let mut configuration = api
-                .get(name)
-                .await
-                .with_context(|| format!("cannot read {name}"))?;
-            let hooks = configuration.webhooks.iter_mut().flatten();
-            let configs: Vec<_> = hooks.map(|h| &mut h.client_config.ca_bundle).collect();
-            if set_all(configs, &bundle) {
-                api.replace(name, &PostParams::default(), &configuration)
-                    .await?;
-            }
+            inject_into::<MutatingWebhookConfiguration>(client, name, &bundle).await?;
         }
         if let Some(name) = &self.validating {
-            let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-            let mut configuration = api
-                .get(name)
-                .await
-                .with_context(|| format!("cannot read {name}"))?;
-            let hooks = configuration.webhooks.iter_mut().flatten();
-            let configs: Vec<_> = hooks.map(|h| &mut h.client_config.ca_bundle).collect();
-            if set_all(configs, &bundle) {
-                api.replace(name, &PostParams::default(), &configuration)
-                    .await?;
-            }
+            inject_into::<ValidatingWebhookConfiguration>(client, name, &bundle).await?;
         }
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         for name in &self.crds {
@@ -220,6 +202,27 @@ impl SelfSigned {
         }
         Ok(())
     }
+}
+
+/// Sets `bundle` as the CA bundle of every webhook of the configuration `name`, where it is
+/// not already.
+async fn inject_into<C: Configuration>(
+    client: &Client,
+    name: &str,
+    bundle: &Option<ByteString>,
+) -> anyhow::Result<()> {
+    let api: Api<C> = Api::all(client.clone());
+    let mut configuration = api
+        .get(name)
+        .await
+        .with_context(|| format!("cannot read {name}"))?;
+    let hooks = configuration.webhooks_mut();
+    let bundles = hooks.into_iter().map(|h| &mut h.client_config.ca_bundle);
+    if set_all(bundles.collect(), bundle) {
+        api.replace(name, &PostParams::default(), &configuration)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Sets every one of `bundles` to `bundle`; whether one changed.
@@ -462,6 +465,7 @@ mod tests {
 
     const SECRET: &str = "/api/v1/namespaces/system/secrets/webhook-server-cert";
     const MUTATING: &str = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/mutating-webhook-configuration";
+    const VALIDATING: &str = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/validating-webhook-configuration";
     const CRD: &str =
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/guestbooks.webapp.example.com";
 
@@ -471,7 +475,7 @@ mod tests {
             namespace: "system".into(),
             service: "webhook-service".into(),
             mutating: Some("mutating-webhook-configuration".into()),
-            validating: None,
+            validating: Some("validating-webhook-configuration".into()),
             crds: vec!["guestbooks.webapp.example.com".into()],
         }
     }
@@ -482,6 +486,12 @@ mod tests {
             "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
             "metadata": {"name": "mutating-webhook-configuration"},
             "webhooks": [{"name": "mguestbook-v1.webapp.example.com", "clientConfig": service,
+                          "admissionReviewVersions": ["v1"], "sideEffects": "None"}],
+        }));
+        objects.insert(VALIDATING, json!({
+            "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "validating-webhook-configuration"},
+            "webhooks": [{"name": "vguestbook-v1.webapp.example.com", "clientConfig": service,
                           "admissionReviewVersions": ["v1"], "sideEffects": "None"}],
         }));
         objects.insert(
@@ -514,8 +524,10 @@ mod tests {
         }
         // As k8s-openapi and the API server write bytes: base64.
         let ca = serde_json::to_value(ByteString(certs.ca_cert.into_bytes())).unwrap();
-        let configuration = objects.get(MUTATING).unwrap();
-        assert_eq!(configuration["webhooks"][0]["clientConfig"]["caBundle"], ca);
+        for path in [MUTATING, VALIDATING] {
+            let configuration = objects.get(path).unwrap();
+            assert_eq!(configuration["webhooks"][0]["clientConfig"]["caBundle"], ca);
+        }
         let crd = objects.get(CRD).unwrap();
         assert_eq!(
             crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],

@@ -10,13 +10,13 @@ use std::path::Path;
 use anyhow::Context as _;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
-use kube::Client;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::{Client, ResourceExt as _};
 
-use super::Hook;
 use super::certs::Certs;
+use super::{Configuration, Hook};
 
 /// The configurations' names: `<project>-local-mutating-webhook-configuration`...
 const PREFIX: &str = concat!(env!("CARGO_PKG_NAME"), "-local-");
@@ -44,69 +44,63 @@ pub async fn register(
     certs.write(cert_dir)?;
     let ca = Some(ByteString(certs.ca_cert.into_bytes()));
     let (mutating, validating) = super::configurations(hooks);
-    let apply = PatchParams::apply(PREFIX.trim_end_matches('-')).force();
-    let mut registered = Registered {
-        client: client.clone(),
-        mutating: None,
-        validating: None,
-    };
-    if let Some(mut configuration) = mutating {
-        let name = format!(
-            "{PREFIX}{}",
-            configuration.metadata.name.unwrap_or_default()
-        );
-        configuration.metadata.name = Some(name.clone());
-        for hook in configuration.webhooks.iter_mut().flatten() {
-            hook.client_config.url = Some(format!("{url}{}", path(&hook.client_config)));
-            hook.client_config.service = None;
-            hook.client_config.ca_bundle = ca.clone();
-            hook.failure_policy = Some("Ignore".into());
-            hook.timeout_seconds = Some(TIMEOUT_SECONDS);
-        }
-        let api: Api<MutatingWebhookConfiguration> = Api::all(client.clone());
-        api.patch(&name, &apply, &Patch::Apply(with_types(configuration)))
-            .await
-            .with_context(|| format!("cannot register {name}"))?;
-        registered.mutating = Some(name);
+    let client = client.clone();
+    Ok(Registered {
+        mutating: match mutating {
+            Some(configuration) => Some(apply(&client, configuration, url, &ca).await?),
+            None => None,
+        },
+        validating: match validating {
+            Some(configuration) => Some(apply(&client, configuration, url, &ca).await?),
+            None => None,
+        },
+        client,
+    })
+}
+
+/// Registers `configuration` as `<project>-local-<its name>`, its webhooks at `url`, trusting
+/// `ca`, failing open; its name.
+async fn apply<C: Configuration>(
+    client: &Client,
+    mut configuration: C,
+    url: &str,
+    ca: &Option<ByteString>,
+) -> anyhow::Result<String> {
+    let name = format!("{PREFIX}{}", configuration.name_any());
+    configuration.meta_mut().name = Some(name.clone());
+    for hook in configuration.webhooks_mut() {
+        let path = path(hook.client_config);
+        hook.client_config.url = Some(format!("{url}{path}"));
+        hook.client_config.service = None;
+        hook.client_config.ca_bundle = ca.clone();
+        *hook.failure_policy = Some("Ignore".into());
+        *hook.timeout_seconds = Some(TIMEOUT_SECONDS);
     }
-    if let Some(mut configuration) = validating {
-        let name = format!(
-            "{PREFIX}{}",
-            configuration.metadata.name.unwrap_or_default()
-        );
-        configuration.metadata.name = Some(name.clone());
-        for hook in configuration.webhooks.iter_mut().flatten() {
-            hook.client_config.url = Some(format!("{url}{}", path(&hook.client_config)));
-            hook.client_config.service = None;
-            hook.client_config.ca_bundle = ca.clone();
-            hook.failure_policy = Some("Ignore".into());
-            hook.timeout_seconds = Some(TIMEOUT_SECONDS);
-        }
-        let api: Api<ValidatingWebhookConfiguration> = Api::all(client.clone());
-        api.patch(&name, &apply, &Patch::Apply(with_types(configuration)))
-            .await
-            .with_context(|| format!("cannot register {name}"))?;
-        registered.validating = Some(name);
-    }
-    Ok(registered)
+    let params = PatchParams::apply(PREFIX.trim_end_matches('-')).force();
+    let api: Api<C> = Api::all(client.clone());
+    api.patch(&name, &params, &Patch::Apply(with_types(configuration)))
+        .await
+        .with_context(|| format!("cannot register {name}"))?;
+    Ok(name)
 }
 
 impl Registered {
     /// Deletes the configurations: the cluster no longer calls this machine.
     pub async fn unregister(self) {
-        let params = DeleteParams::default();
         if let Some(name) = &self.mutating {
-            let api: Api<MutatingWebhookConfiguration> = Api::all(self.client.clone());
-            if let Err(err) = api.delete(name, &params).await {
-                tracing::warn!(error = %err, %name, "local webhooks not unregistered");
-            }
+            delete::<MutatingWebhookConfiguration>(&self.client, name).await;
         }
         if let Some(name) = &self.validating {
-            let api: Api<ValidatingWebhookConfiguration> = Api::all(self.client.clone());
-            if let Err(err) = api.delete(name, &params).await {
-                tracing::warn!(error = %err, %name, "local webhooks not unregistered");
-            }
+            delete::<ValidatingWebhookConfiguration>(&self.client, name).await;
         }
+    }
+}
+
+/// Deletes the configuration `name`; a failure is logged, since the manager is stopping.
+async fn delete<C: Configuration>(client: &Client, name: &str) {
+    let api: Api<C> = Api::all(client.clone());
+    if let Err(err) = api.delete(name, &DeleteParams::default()).await {
+        tracing::warn!(error = %err, %name, "local webhooks not unregistered");
     }
 }
 
@@ -122,16 +116,16 @@ fn host(url: &str) -> Option<String> {
 }
 
 /// The path a hook is served at, from its Service reference.
-fn path(config: &k8s_openapi::api::admissionregistration::v1::WebhookClientConfig) -> String {
+fn path(config: &WebhookClientConfig) -> String {
     let service = config.service.as_ref();
     service.and_then(|s| s.path.clone()).unwrap_or_default()
 }
 
 /// A configuration as server-side apply wants it: with its apiVersion and kind.
-fn with_types<K: k8s_openapi::Resource + serde::Serialize>(object: K) -> serde_json::Value {
+fn with_types<C: Configuration>(object: C) -> serde_json::Value {
     let mut value = serde_json::to_value(object).expect("a configuration serializes");
-    value["apiVersion"] = K::API_VERSION.into();
-    value["kind"] = K::KIND.into();
+    value["apiVersion"] = <C as k8s_openapi::Resource>::API_VERSION.into();
+    value["kind"] = <C as k8s_openapi::Resource>::KIND.into();
     value
 }
 
@@ -139,6 +133,7 @@ fn with_types<K: k8s_openapi::Resource + serde::Serialize>(object: K) -> serde_j
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
+    use super::super::Validator;
     use super::super::fake::{Objects, handshake};
     use super::*;
 
@@ -165,7 +160,16 @@ mod tests {
     async fn a_local_manager_registers_hooks_that_fail_open_and_removes_them() {
         let objects = Objects::default();
         let dir = std::env::temp_dir().join(format!("local-{}", std::process::id()));
-        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+        let allow = |_: &ConfigMap| Ok(vec![]);
+        let validator = Validator {
+            create: allow,
+            update: |_, _| Ok(vec![]),
+            delete: allow,
+        };
+        let hooks = vec![
+            Hook::defaulting::<ConfigMap>(label),
+            Hook::validating(validator),
+        ];
         let url = "https://172.18.0.1:9443";
         let registered = register(&objects.client(), url, &hooks, &dir)
             .await
@@ -192,7 +196,22 @@ mod tests {
         handshake(&tls_cert, &tls_key, &ca, "172.18.0.1")
             .await
             .unwrap();
+        // The validating hook alike.
+        let validating = format!(
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{PREFIX}validating-webhook-configuration"
+        );
+        let configuration = objects.get(&validating).expect("a configuration");
+        let hook = &configuration["webhooks"][0];
+        assert_eq!(
+            hook["clientConfig"]["url"],
+            "https://172.18.0.1:9443/validate--v1-configmap"
+        );
+        assert_eq!(hook["failurePolicy"], "Ignore");
+        let mutating = objects.get(&path).unwrap();
+        let ca = &mutating["webhooks"][0]["clientConfig"]["caBundle"];
+        assert_eq!(&hook["clientConfig"]["caBundle"], ca);
         registered.unregister().await;
         assert_eq!(objects.get(&path), None);
+        assert_eq!(objects.get(&validating), None);
     }
 }

@@ -336,6 +336,54 @@ pub fn configurations(
     (mutating, validating)
 }
 
+/// A mutating or a validating webhook configuration: what the manager changes in each of its
+/// webhooks (where the API server reaches it, the CA it trusts, what happens when it cannot)
+/// is the same in both.
+pub trait Configuration:
+    Resource<DynamicType = ()>
+    + k8s_openapi::Resource
+    + Clone
+    + std::fmt::Debug
+    + Serialize
+    + DeserializeOwned
+{
+    /// Each webhook's settings.
+    fn webhooks_mut(&mut self) -> Vec<Settings<'_>>;
+}
+
+/// The settings of one webhook of a `Configuration` that the manager may change.
+pub struct Settings<'a> {
+    pub client_config: &'a mut WebhookClientConfig,
+    pub failure_policy: &'a mut Option<String>,
+    pub timeout_seconds: &'a mut Option<i32>,
+}
+
+impl Configuration for MutatingWebhookConfiguration {
+    fn webhooks_mut(&mut self) -> Vec<Settings<'_>> {
+        let hooks = self.webhooks.iter_mut().flatten();
+        hooks
+            .map(|hook| Settings {
+                client_config: &mut hook.client_config,
+                failure_policy: &mut hook.failure_policy,
+                timeout_seconds: &mut hook.timeout_seconds,
+            })
+            .collect()
+    }
+}
+
+impl Configuration for ValidatingWebhookConfiguration {
+    fn webhooks_mut(&mut self) -> Vec<Settings<'_>> {
+        let hooks = self.webhooks.iter_mut().flatten();
+        hooks
+            .map(|hook| Settings {
+                client_config: &mut hook.client_config,
+                failure_policy: &mut hook.failure_policy,
+                timeout_seconds: &mut hook.timeout_seconds,
+            })
+            .collect()
+    }
+}
+
 /// Serves `hooks` and `conversions` over TLS on `address` until `shutdown`, with the
 /// certificate in `cert_dir`, over HTTP/1.1 (and HTTP/2 with `http2`); nothing when there are
 /// none or the address is `0` (then no certificate is needed). Fails at once if the address
