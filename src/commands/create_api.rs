@@ -198,7 +198,12 @@ fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> an
         .iter()
         .map(|version| Gvk::parse(&group, version, &about.kind, domain))
         .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(|err| err.context(format!("`{name}` cannot be adopted")))?;
+        .map_err(|err| {
+            user_error(
+                format!("`{name}` cannot be adopted: {err}"),
+                "an adopted kind becomes the project's own and follows the rules of `--group`, `--version` and `--kind`; for a controller of another project's kind, as its CRD names it, use `create api --external-api-crd <file> --controller --resource=false`",
+            )
+        })?;
     let plural = gvk::plural(&about.plural)?;
     if let Some(r) = project
         .resources()

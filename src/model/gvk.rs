@@ -154,12 +154,13 @@ impl Gvk {
     }
 
     /// Another project's kind (`create api --external-api-crd`): its group is a full one, and
-    /// may be one of Kubernetes' own projects (`gateway.networking.k8s.io`).
+    /// may be one of Kubernetes' own projects (`gateway.networking.k8s.io`); its kind is as
+    /// that project's CRD names it, so it may start lowercase (zalando's `postgresql`).
     pub fn parse_external(group: &str, version: &str, kind: &str) -> anyhow::Result<Self> {
         Ok(Self {
             group: parse_full_group(group, true)?,
             version: parse_version(version)?,
-            kind: parse_kind(kind)?,
+            kind: parse_external_kind(kind)?,
         })
     }
 
@@ -265,19 +266,37 @@ fn parse_version(value: &str) -> anyhow::Result<String> {
     Ok(value.to_string())
 }
 
+const KIND_HELP: &str =
+    "pass a PascalCase kind of ASCII letters and digits, e.g. `--kind Guestbook`";
+
 fn parse_kind(value: &str) -> anyhow::Result<String> {
-    let help = "pass a PascalCase kind of ASCII letters and digits, e.g. `--kind Guestbook`";
     if value.is_empty() {
-        return Err(invalid("kind", value, "it is empty", help));
+        return Err(invalid("kind", value, "it is empty", KIND_HELP));
     }
     if !value.starts_with(|c: char| c.is_ascii_uppercase()) {
         return Err(invalid(
             "kind",
             value,
             "it must start with an uppercase letter",
-            help,
+            KIND_HELP,
         ));
     }
+    check_kind(value, value)
+}
+
+/// Another project's kind: any letter first; its Rust type is named as kopium names it
+/// (`postgresql` -> `Postgresql`), and that name must not clash with the generated code.
+fn parse_external_kind(value: &str) -> anyhow::Result<String> {
+    let help = "pass the kind exactly as the CRD's `spec.names.kind` spells it";
+    if !value.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        return Err(invalid("kind", value, "it must start with a letter", help));
+    }
+    check_kind(value, &super::external::rust_name(value))
+}
+
+/// The rules every kind follows after its first letter; `rust_name` is its Rust type's name.
+fn check_kind(value: &str, rust_name: &str) -> anyhow::Result<String> {
+    let help = KIND_HELP;
     if let Some(c) = value.chars().find(|c| !c.is_ascii_alphanumeric()) {
         return Err(invalid(
             "kind",
@@ -289,7 +308,7 @@ fn parse_kind(value: &str) -> anyhow::Result<String> {
     if let Some(problem) = names::dns1035_label_problem(&value.to_lowercase()) {
         return Err(invalid("kind", value, &problem, help));
     }
-    if SHADOWED_NAMES.contains(&value) {
+    if SHADOWED_NAMES.contains(&rust_name) {
         return Err(invalid(
             "kind",
             value,
@@ -427,6 +446,20 @@ mod tests {
         assert_eq!(gvk.group, "gateway.networking.k8s.io");
         assert!(Gvk::parse("gateway.networking.k8s.io", "v1", "HTTPRoute", "mock.com").is_err());
         assert!(Gvk::parse_external("Gateway.io", "v1", "HTTPRoute").is_err());
+    }
+
+    #[test]
+    fn another_projects_kind_may_start_lowercase_as_its_crd_names_it() {
+        let gvk = Gvk::parse_external("acid.zalan.do", "v1", "postgresql").unwrap();
+        assert_eq!(gvk.kind, "postgresql");
+        assert!(Gvk::parse("acid.zalan.do", "v1", "postgresql", "mock.com").is_err());
+        // Its Rust name (kopium's) is held to the rules of a kind.
+        let option = error_of(Gvk::parse_external("example.org", "v1", "option"));
+        assert!(option.contains("prelude"), "{option}");
+        let dash = error_of(Gvk::parse_external("example.org", "v1", "postgre-sql"));
+        assert!(dash.contains("`-` is not allowed"), "{dash}");
+        let digit = error_of(Gvk::parse_external("example.org", "v1", "1sql"));
+        assert!(digit.contains("must start with a letter"), "{digit}");
     }
 
     #[test]

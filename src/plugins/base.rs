@@ -24,6 +24,7 @@ pub const MOCK: &str = "src/controller/mock.rs";
 
 pub const API_GROUPS: Marker = Marker::new(API_MOD, "api-groups");
 pub const RESOURCES: Marker = Marker::new(API_MOD, "resources");
+pub const EXTERNAL_RESOURCES: Marker = Marker::new(API_MOD, "external-resources");
 pub const CRDS: Marker = Marker::new(API_MOD, "crds");
 pub const CONTROLLER_MODULES: Marker = Marker::new(CONTROLLER_MOD, "controller-modules");
 pub const CONTROLLERS: Marker = Marker::new(CONTROLLER_MOD, "controllers");
@@ -144,6 +145,14 @@ impl Plugin for Base {
             plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
             plan.insert(CONTROLLERS, format!("{kind}::start,"));
             plan.insert(RBAC_RULES, format!("{kind}::rbac_rules(),"));
+            if c.external_crd.is_some() {
+                // The manager checks at start that the other project's CRD is installed.
+                let path = format!("{group}::{version}::{}", c.rust_kind);
+                plan.insert(
+                    EXTERNAL_RESOURCES,
+                    format!("ApiResource::erase::<{path}>(&()),"),
+                );
+            }
         }
         Ok(())
     }

@@ -5,8 +5,8 @@ use std::fs;
 use std::path::Path;
 
 use crate::support::{
-    BACKUP_CRD, CERTIFICATE_CONTROLLER, CERTIFICATE_CRD, copy_of, empty_dir, initialized,
-    kube_scaffold, stderr_of, tree, with_guestbook,
+    BACKUP_CRD, CERTIFICATE_CONTROLLER, CERTIFICATE_CRD, POSTGRESQL_CRD, copy_of, empty_dir,
+    initialized, kube_scaffold, stderr_of, tree, with_guestbook,
 };
 
 /// Where a case runs.
@@ -135,6 +135,8 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("no-schema.yaml")], 1, "version `v1` of"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("date.yaml")], 1, "`type: date`"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("kubernetes-group.yaml")], 1, "belong to Kubernetes"),
+    case(Initialized, &["create", "api", "--from-crd", POSTGRESQL_CRD], 1, "invalid kind `postgresql`: it must start with an uppercase letter"),
+    case(Initialized, &["create", "api", "--from-crd", POSTGRESQL_CRD], 1, "use `create api --external-api-crd"),
     case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--group", "ops"], 1, "`--group` does not apply with `--from-crd`"),
     case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--version", "v1"], 1, "`--version` does not apply with `--from-crd`"),
     case(Initialized, &["create", "api", "--from-crd", BACKUP_CRD, "--owns", "apps/v1/Deployment"], 1, "`--owns` does not apply with `--from-crd`"),

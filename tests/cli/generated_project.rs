@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use crate::support::{
-    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, empty_dir, kube_scaffold,
+    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, POSTGRESQL_CRD, empty_dir,
+    kube_scaffold,
 };
 
 /// The Kubernetes version manifests are validated against: the oldest the project supports.
@@ -218,9 +219,9 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test"]));
-    // The shared modules' 40, and Guestbook's six (0.1.0's controller had a finalizer).
+    // The shared modules' 43, and Guestbook's six (0.1.0's controller had a finalizer).
     assert!(
-        tests.contains("test result: ok. 46 passed; 0 failed"),
+        tests.contains("test result: ok. 49 passed; 0 failed"),
         "{tests}"
     );
     run(&dir, "make", &["manifests"]);
@@ -461,6 +462,21 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     for kind in [CERTIFICATE, BACKUP] {
         kube_scaffold(&dir, &[&["create", "webhook"][..], kind, &hooks].concat()).success();
     }
+    // Another project's kind whose name starts lowercase (zalando's `postgresql`): kopium's
+    // `Postgresql` in the code, the CRD's name in the manifests.
+    let postgresql = [
+        "--group",
+        "acid.zalan.do",
+        "--version",
+        "v1",
+        "--kind",
+        "postgresql",
+    ];
+    let controller = ["create", "api", "--controller", "--resource=false"];
+    let external = ["--external-api-crd", POSTGRESQL_CRD];
+    kube_scaffold(&dir, &[&controller[..], &postgresql, &external].concat()).success();
+    let validating = ["create", "webhook", "--programmatic-validation"];
+    kube_scaffold(&dir, &[&validating[..], &postgresql].concat()).success();
 
     // The code, as generated.
     run(&dir, "cargo", &["build"]);
@@ -479,8 +495,9 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // Certificates and the adopted `Backup` (an object drawn from its schema: kopium cannot
     // derive `Default` for its enums); two for each defaulting webhook, five for the
     // validating one; one and three for Pod's; one and two each for the hooks of Certificate
-    // and Backup (property tests); two round trips for Guestbook's conversions; the shared
-    // modules have 40 between them (conditions 2, controller 4, health 4, leader 7,
+    // and Backup (property tests); two for the `postgresql` controller and two for its
+    // validating hook; two round trips for Guestbook's conversions; the shared
+    // modules have 43 between them (conditions 2, controller 7, health 4, leader 7,
     // metrics 4, server 3, webhook 5, conversion 3, certs 6, local 2).
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
     let expected = 4 * kinds.len()
@@ -493,8 +510,9 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         + (2 + 5 + 2)
         + (1 + 3)
         + 2 * (1 + 2)
+        + (2 + 2)
         + 2
-        + 40;
+        + 43;
     assert!(
         summary.contains(&format!(
             "test result: ok. {expected} passed; 0 failed; 0 ignored"
@@ -528,6 +546,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "ops.example.org/v1/backups/Backup",
             "ops.example.org/v1alpha1/backups/Backup",
             "webapp.mock.com/v2/guestbooks/Guestbook",
+            "acid.zalan.do/v1/postgresqls/postgresql",
         ]
         .map(String::from),
     );
@@ -541,13 +560,14 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         &[
             ("SMOKE_WEBHOOK", "/mutate-webapp-mock-com-v1-guestbook"),
             ("SMOKE_CONVERSION", "v2"),
+            ("SMOKE_EXTERNAL", "acid.zalan.do/v1/postgresqls"),
         ],
     ));
-    assert_eq!(checks.matches("ok: ").count(), 17, "{checks}");
+    assert_eq!(checks.matches("ok: ").count(), 18, "{checks}");
     // Eleven kinds, the four kinds Site and Memcached own, and the controllers of Deployments,
-    // Certificates and Backups.
+    // Certificates, Backups and postgresqls.
     assert!(
-        checks.contains("every controller watches its kind (18 watches)"),
+        checks.contains("every controller watches its kind (19 watches)"),
         "{checks}"
     );
 
@@ -956,7 +976,7 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
-    assert!(tests.contains("test result: ok. 46 passed"), "{tests}");
+    assert!(tests.contains("test result: ok. 49 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
     let crd = fs::read_to_string(crd).unwrap();

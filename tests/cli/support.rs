@@ -44,6 +44,11 @@ pub const BACKUP_CRD: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/crds/backup.yaml"
 );
+/// A CRD shaped like zalando's `postgresql`: another project's kind that starts lowercase.
+pub const POSTGRESQL_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/crds/postgresql.yaml"
+);
 /// cert-manager's Certificate, as `--group/--version/--kind` arguments.
 pub const CERTIFICATE: &[&str] = &[
     "--group",

@@ -15,6 +15,9 @@ TLS with the defaults as a JSON patch. With SMOKE_CONVERSION=<another version of
 kind> too, it posts a ConversionReview of an object of the first kind to /convert and checks
 the object comes back in that version, its name and spec kept.
 
+With SMOKE_EXTERNAL=<group/version/plural of another project's kind>, it checks the manager
+exits naming that CRD and its project when the API server lacks only that CRD.
+
 Usage: manager_smoke.py MANAGER_BINARY GROUP/VERSION/PLURAL/KIND[/cluster] ...
 (GROUP `core` for the core group; the first kind is the one listed with an object.)
 Prints one line per check, `ok: ...` or `FAIL: ...`; exits 1 if any failed.
@@ -269,6 +272,17 @@ def main():
     check(manager.returncode != 0 and f"the CRD {plural}.{group} ({group}/{version}) is not installed: run `make install`" in output,
           f"CRDs missing: exits {manager.returncode} naming the CRD and `make install`")
     server.shutdown()
+
+    # 2b. With SMOKE_EXTERNAL=GROUP/VERSION/PLURAL, another project's kind a controller
+    # watches: the API server lacks only its CRD (the manager would wait for it for ever).
+    if os.environ.get("SMOKE_EXTERNAL"):
+        group, version, plural = os.environ["SMOKE_EXTERNAL"].split("/")
+        server = serve([r for r in resources if r[:3] != (group, version, plural)])
+        manager = start(binary, kubeconfig(work, server.server_address[1]), free_port(), free_port())
+        output, _ = manager.communicate(timeout=60)
+        check(manager.returncode != 0 and f"the CRD {plural}.{group} ({group}/{version}) is not installed: install the project that defines it first" in output,
+              f"another project's CRD missing: exits {manager.returncode} naming it and that project")
+        server.shutdown()
 
     # 3. The CRDs are installed: ready once the caches sync, metrics served, SIGTERM stops it.
     server = serve(resources)

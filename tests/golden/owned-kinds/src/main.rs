@@ -248,15 +248,23 @@ fn init_tracing(format: LogFormat) {
     }
 }
 
-/// Fails fast, with the fix in the message, when the API server cannot be reached or a CRD of
-/// this project is not installed, instead of retrying silently.
+/// Fails fast, with the fix in the message, when the API server cannot be reached or a CRD
+/// this project's controllers watch is not installed (a controller would wait for it for ever,
+/// never ready), instead of retrying silently.
 async fn check_cluster(client: &kube::Client) -> anyhow::Result<()> {
     let version = client
         .apiserver_version()
         .await
         .context("cannot reach the Kubernetes API server: check your kubeconfig and cluster")?;
     tracing::info!(version = %version.git_version, "connected to the API server");
-    for resource in api::resources() {
+    let ours = api::resources()
+        .into_iter()
+        .map(|r| (r, "run `make install`"));
+    let theirs = api::external_resources().into_iter().map(|r| {
+        let fix = "install the project that defines it first (its CRDs come with it)";
+        (r, fix)
+    });
+    for (resource, fix) in ours.chain(theirs) {
         let installed = match client.list_api_group_resources(&resource.api_version).await {
             Ok(list) => list.resources.iter().any(|r| r.name == resource.plural),
             Err(kube::Error::Api(status)) if status.code == 404 => false,
@@ -264,7 +272,7 @@ async fn check_cluster(client: &kube::Client) -> anyhow::Result<()> {
         };
         anyhow::ensure!(
             installed,
-            "the CRD {}.{} ({}) is not installed: run `make install`",
+            "the CRD {}.{} ({}) is not installed: {fix}",
             resource.plural,
             resource.group,
             resource.api_version

@@ -31,6 +31,14 @@ pub fn resources() -> Vec<ApiResource> {
     ]
 }
 
+/// The kinds of other projects that this project's controllers watch: their CRDs come with
+/// those projects (cert-manager...), and the manager checks at start that they are installed.
+pub fn external_resources() -> Vec<ApiResource> {
+    vec![
+        // +kube-scaffold:scaffold:external-resources
+    ]
+}
+
 /// Every CustomResourceDefinition of this project, as `make manifests` writes them: the
 /// versions of a kind (a type each) make one CRD.
 pub fn crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {

@@ -127,26 +127,51 @@ pub const CONTROLLERS: &[Start] = &[
     // +kube-scaffold:scaffold:controllers
 ];
 
+/// How long the controllers may take to stop after a shutdown (finishing the reconciles that
+/// run): less than the pod's `terminationGracePeriodSeconds` (10, config/manager), so that the
+/// manager, not the kubelet's SIGKILL, ends them, and still releases its lease.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
+
 /// Starts every controller of this project. Returns once all have stopped after a shutdown,
 /// or with an error as soon as one stops on its own: `/healthz` fails from then on, and the
 /// manager exits non-zero, so that Kubernetes restarts it.
 pub async fn run(ctx: Arc<Context>) -> anyhow::Result<()> {
+    supervise(ctx, CONTROLLERS, SHUTDOWN_GRACE).await
+}
+
+/// Runs the controllers `starts` until they stop, or until `grace` after a shutdown: a
+/// controller whose cache never synced (its CRD missing, its list forbidden) waits for it
+/// without end, even after a shutdown, so it is stopped then, with an error.
+async fn supervise(ctx: Arc<Context>, starts: &[Start], grace: Duration) -> anyhow::Result<()> {
     let mut controllers: JoinSet<()> = JoinSet::new();
-    for start in CONTROLLERS {
+    for start in starts {
         controllers.spawn(start(ctx.clone()));
     }
     ctx.health.expect(controllers.len());
-    while let Some(finished) = controllers.join_next().await {
+    let shutdown = ctx.shutdown.clone();
+    let grace_over = async move {
+        shutdown.cancelled().await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::pin!(grace_over);
+    loop {
+        let finished = tokio::select! {
+            finished = controllers.join_next() => finished,
+            () = &mut grace_over => anyhow::bail!(
+                "{} controller(s) did not stop within {grace:?} of the shutdown (a cache that never synced, or a reconcile that does not end): stopped",
+                controllers.len()
+            ),
+        };
         let problem = match finished {
-            Ok(()) if ctx.shutdown.is_cancelled() => continue,
-            Ok(()) => "a controller stopped before shutdown".to_string(),
-            Err(err) => format!("a controller failed: {err}"),
+            None => return Ok(()),
+            Some(Ok(())) if ctx.shutdown.is_cancelled() => continue,
+            Some(Ok(())) => "a controller stopped before shutdown".to_string(),
+            Some(Err(err)) => format!("a controller failed: {err}"),
         };
         ctx.health.fail(problem.clone());
         ctx.shutdown.cancel();
         anyhow::bail!("{problem}");
     }
-    Ok(())
 }
 
 /// Tells `health` once `cache`, a controller's view of its objects, has synced with the API
@@ -287,6 +312,58 @@ mod tests {
         let mut obj = ConfigMap::default();
         obj.metadata.name = Some("test".into());
         Arc::new(obj)
+    }
+
+    fn stops_at_shutdown(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
+        async move { ctx.shutdown.cancelled().await }.boxed()
+    }
+
+    fn never_stops(_: Arc<Context>) -> BoxFuture<'static, ()> {
+        std::future::pending().boxed()
+    }
+
+    fn stops_at_once(_: Arc<Context>) -> BoxFuture<'static, ()> {
+        async {}.boxed()
+    }
+
+    #[tokio::test]
+    async fn controllers_that_stop_at_shutdown_end_the_run() {
+        let ctx = context();
+        ctx.shutdown.cancel();
+        let starts: &[Start] = &[stops_at_shutdown, stops_at_shutdown];
+        supervise(ctx, starts, Duration::from_secs(60))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_controller_that_does_not_stop_is_stopped_after_the_grace() {
+        let ctx = context();
+        ctx.shutdown.cancel();
+        let starts: &[Start] = &[stops_at_shutdown, never_stops];
+        let err = supervise(ctx, starts, Duration::from_millis(50))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("1 controller(s) did not stop within 50ms"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_controller_stopping_on_its_own_stops_the_others_and_fails_health() {
+        let ctx = context();
+        let starts: &[Start] = &[stops_at_shutdown, stops_at_once];
+        let err = supervise(ctx.clone(), starts, Duration::from_secs(60))
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "a controller stopped before shutdown");
+        assert!(ctx.shutdown.is_cancelled());
+        assert_eq!(
+            ctx.health.failure().as_deref(),
+            Some(err.to_string().as_str())
+        );
     }
 
     #[test]
