@@ -1,0 +1,349 @@
+//! A real Kubernetes control plane for the tests: etcd, kube-apiserver and
+//! kube-controller-manager (garbage collection, namespaces, Deployments to ReplicaSets) started
+//! on free loopback ports, with certificates and tokens made here, from the binaries
+//! `scripts/control-plane` builds (or those `KUBEBUILDER_ASSETS` points at: envtest's layout).
+//!
+//! One control plane serves the whole test binary (`shared`). Each process runs under a
+//! `sh` that holds the read end of a pipe whose write end only this process has: when the
+//! test binary ends, however it ends, the pipe closes and the control plane stops with it.
+
+use std::fs;
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+
+/// The token of the cluster's administrator (group `system:masters`).
+const ADMIN_TOKEN: &str = "admin-token-for-tests";
+/// The token of a user with no rights but discovery.
+const NOBODY_TOKEN: &str = "nobody-token-for-tests";
+
+pub struct ControlPlane {
+    dir: tempfile::TempDir,
+    /// The directory of kube-apiserver, etcd, kube-controller-manager and kubectl.
+    pub assets: PathBuf,
+    /// The API server's address, `https://127.0.0.1:<port>`.
+    pub server: String,
+    /// A kubeconfig of the cluster's administrator.
+    pub admin: PathBuf,
+    /// A kubeconfig of a user with no rights.
+    pub nobody: PathBuf,
+    /// The API server's CA, PEM.
+    pub ca: String,
+    processes: Vec<Supervised>,
+}
+
+/// The control plane of this test binary, started by the first test that asks.
+pub fn shared() -> &'static ControlPlane {
+    static SHARED: OnceLock<ControlPlane> = OnceLock::new();
+    SHARED.get_or_init(ControlPlane::start)
+}
+
+/// The directory of the control plane's binaries: `KUBEBUILDER_ASSETS`, else what
+/// `scripts/control-plane` builds (and caches). Missing binaries fail the test: in CI a
+/// missing control plane is a failure, never a skip.
+pub fn assets() -> PathBuf {
+    if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS") {
+        return PathBuf::from(dir);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/control-plane");
+    let output = Command::new(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(
+        output.status.success(),
+        "{} failed: the real-server tests need the control plane",
+        script.display()
+    );
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+impl ControlPlane {
+    fn start() -> Self {
+        let assets = assets();
+        for binary in ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl"] {
+            assert!(
+                assets.join(binary).is_file(),
+                "no {binary} in {}: run scripts/control-plane",
+                assets.display()
+            );
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("control-plane-")
+            .tempdir()
+            .unwrap();
+        let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+
+        // The API server's serving certificate, signed by a CA of its own; X.509 v3, as
+        // rustls (kube's client) wants.
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+        let ca = ca_cert.pem();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let serving_key = KeyPair::generate().unwrap();
+        let serving = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+            .unwrap()
+            .signed_by(&serving_key, &issuer)
+            .unwrap();
+        fs::write(path("ca.crt"), &ca).unwrap();
+        fs::write(path("apiserver.crt"), serving.pem()).unwrap();
+        fs::write(path("apiserver.key"), serving_key.serialize_pem()).unwrap();
+        // Signs and checks ServiceAccount tokens (`kubectl create token`).
+        let service_accounts = KeyPair::generate().unwrap();
+        fs::write(path("service-account.key"), service_accounts.serialize_pem()).unwrap();
+        fs::write(path("service-account.pub"), service_accounts.public_key_pem()).unwrap();
+        fs::write(
+            path("tokens.csv"),
+            format!(
+                "{ADMIN_TOKEN},admin,admin,\"system:masters\"\n{NOBODY_TOKEN},nobody,nobody\n"
+            ),
+        )
+        .unwrap();
+
+        let etcd_port = free_port();
+        let etcd_peer_port = free_port();
+        let api_port = free_port();
+        let server = format!("https://127.0.0.1:{api_port}");
+        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+        let mut processes = Vec::new();
+        processes.push(Supervised::start(
+            &assets.join("etcd"),
+            &[
+                &format!("--data-dir={}", path("etcd")),
+                &format!("--listen-client-urls={etcd_url}"),
+                &format!("--advertise-client-urls={etcd_url}"),
+                &format!("--listen-peer-urls=http://127.0.0.1:{etcd_peer_port}"),
+                &format!("--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer_port}"),
+                &format!("--initial-cluster=default=http://127.0.0.1:{etcd_peer_port}"),
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+            &dir.path().join("etcd.log"),
+        ));
+        processes.push(Supervised::start(
+            &assets.join("kube-apiserver"),
+            &[
+                &format!("--etcd-servers={etcd_url}"),
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                &format!("--secure-port={api_port}"),
+                &format!("--tls-cert-file={}", path("apiserver.crt")),
+                &format!("--tls-private-key-file={}", path("apiserver.key")),
+                &format!("--token-auth-file={}", path("tokens.csv")),
+                "--authorization-mode=RBAC",
+                &format!("--service-account-issuer={server}"),
+                &format!("--service-account-key-file={}", path("service-account.pub")),
+                &format!(
+                    "--service-account-signing-key-file={}",
+                    path("service-account.key")
+                ),
+                "--service-cluster-ip-range=10.96.0.0/24",
+                "--allow-privileged=true",
+                "--v=0",
+            ],
+            &dir.path().join("kube-apiserver.log"),
+        ));
+        let admin = dir.path().join("admin.kubeconfig");
+        let nobody = dir.path().join("nobody.kubeconfig");
+        let ca_file = dir.path().join("ca.crt");
+        fs::write(&admin, kubeconfig(&server, &ca_file, "admin", ADMIN_TOKEN)).unwrap();
+        fs::write(&nobody, kubeconfig(&server, &ca_file, "nobody", NOBODY_TOKEN)).unwrap();
+        let mut plane = ControlPlane {
+            assets,
+            server,
+            admin,
+            nobody,
+            ca,
+            processes,
+            dir,
+        };
+        plane.wait_ready("/readyz");
+        let admin = plane.admin.to_str().unwrap().to_string();
+        plane.processes.push(Supervised::start(
+            &plane.assets.join("kube-controller-manager"),
+            &[
+                &format!("--kubeconfig={admin}"),
+                &format!("--authentication-kubeconfig={admin}"),
+                &format!("--authorization-kubeconfig={admin}"),
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                &format!("--secure-port={}", free_port()),
+                "--controllers=garbage-collector-controller,namespace-controller,\
+                 deployment-controller,replicaset-controller,serviceaccount-controller",
+                "--concurrent-gc-syncs=5",
+                "--v=0",
+            ],
+            &plane.dir.path().join("kube-controller-manager.log"),
+        ));
+        // The controller manager is up once it has made the default namespace's
+        // ServiceAccount (its serviceaccount controller).
+        plane.wait_until("the controller manager makes ServiceAccounts", || {
+            plane
+                .kubectl(&["get", "serviceaccount", "default", "-n", "default"])
+                .status
+                .success()
+        });
+        plane
+    }
+
+    /// Waits until `path` of the API server answers `ok`.
+    fn wait_ready(&self, path: &str) {
+        self.wait_until(&format!("the API server's {path}"), || {
+            self.kubectl(&["get", "--raw", path]).status.success()
+        });
+    }
+
+    /// Waits at most 90 s for `ready`, else panics with the control plane's logs.
+    pub fn wait_until(&self, what: &str, mut ready: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while Instant::now() < deadline {
+            if ready() {
+                return;
+            }
+            if let Some(dead) = self.processes.iter().find(|p| p.exited()) {
+                panic!("{what}: {} exited\n{}", dead.log.display(), self.logs());
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        panic!("{what}: not within 90 s\n{}", self.logs());
+    }
+
+    /// The last lines of each process's log.
+    pub fn logs(&self) -> String {
+        self.processes
+            .iter()
+            .map(|p| p.tail(40))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// `kubectl ARGS` as the administrator (the machine's kubectl; the assets' one if absent).
+    pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
+        Command::new(self.kubectl_binary())
+            .arg("--kubeconfig")
+            .arg(&self.admin)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("kubectl runs")
+    }
+
+    /// The kubectl the tests and `make` use: the one built with the control plane.
+    pub fn kubectl_binary(&self) -> PathBuf {
+        self.assets.join("kubectl")
+    }
+
+    /// A kubeconfig for a token (of a ServiceAccount, say), written beside the others.
+    pub fn kubeconfig_for(&self, name: &str, token: &str) -> PathBuf {
+        let file = self.dir.path().join(format!("{name}.kubeconfig"));
+        let ca_file = self.dir.path().join("ca.crt");
+        fs::write(&file, kubeconfig(&self.server, &ca_file, name, token)).unwrap();
+        file
+    }
+}
+
+fn kubeconfig(server: &str, ca_file: &Path, user: &str, token: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: {server}
+    certificate-authority: {ca}
+users:
+- name: {user}
+  user:
+    token: {token}
+contexts:
+- name: {user}
+  context:
+    cluster: test
+    user: {user}
+    namespace: default
+current-context: {user}
+",
+        ca = ca_file.display()
+    )
+}
+
+/// A port nobody listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A process that stops when this one does: it runs under `sh`, which kills it when its
+/// standard input (a pipe only this process writes) closes.
+struct Supervised {
+    log: PathBuf,
+    stdin: Option<ChildStdin>,
+    child: Child,
+}
+
+impl Supervised {
+    fn start(binary: &Path, args: &[&str], log: &Path) -> Self {
+        let out = fs::File::create(log).unwrap();
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(concat!(
+                // An asynchronous list reads /dev/null unless told otherwise: fd 3.
+                r#"exec 3<&0; "$0" "$@" </dev/null & child=$!; "#,
+                r#"(cat <&3 >/dev/null; kill "$child" 2>/dev/null) & wait "$child""#
+            ))
+            .arg(binary)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+        let mut process = Supervised {
+            log: log.to_path_buf(),
+            stdin: None,
+            child,
+        };
+        process.stdin = process.child.stdin.take();
+        process
+    }
+
+    /// Whether the process has ended (its `sh` ends with it).
+    fn exited(&self) -> bool {
+        // `try_wait` needs `&mut`; a zero-signal `kill` asks without reaping.
+        !Command::new("kill")
+            .args(["-0", &self.child.id().to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    fn tail(&self, lines: usize) -> String {
+        let text = fs::read_to_string(&self.log).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        format!(
+            "--- {}\n{}",
+            self.log.display(),
+            all[all.len().saturating_sub(lines)..].join("\n")
+        )
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.flush();
+        }
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,9 @@
+//! Tests against a real Kubernetes control plane (etcd, kube-apiserver,
+//! kube-controller-manager, built by `scripts/control-plane`): the generated project's
+//! manager, its make targets and its webhooks, as its user runs them, with kubectl and cargo
+//! only. One control plane serves every test of this binary; the tests take turns
+//! (`project::turn`), since they share it, a project, and the manager's ports.
+
+mod control_plane;
+mod project;
+mod readme;

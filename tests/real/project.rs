@@ -1,0 +1,239 @@
+//! The generated projects the real-server tests run, made by the real binary outside this
+//! repository, built once into one shared target directory, and run with `make` against the
+//! shared control plane.
+
+use std::fs;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::control_plane::{self, ControlPlane};
+
+/// 2026-11-21: fixed dates keep generated files stable.
+const SOURCE_DATE_EPOCH: &str = "1795219200";
+
+/// The tests share the control plane, the projects and the manager's ports: one at a time.
+pub fn turn() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The target directory every generated project builds into (shared with tests/cli's).
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated-target")
+}
+
+pub struct Project {
+    _tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub name: String,
+    pub plane: &'static ControlPlane,
+}
+
+impl Project {
+    /// `kube-scaffold init ARGS` in an empty directory named `name`, outside this repository.
+    pub fn init(name: &str, args: &[&str]) -> Self {
+        let tmp = tempfile::Builder::new().prefix("real-").tempdir().unwrap();
+        let dir = tmp.path().join(name);
+        fs::create_dir(&dir).unwrap();
+        let project = Project {
+            _tmp: tmp,
+            dir,
+            name: name.to_string(),
+            plane: control_plane::shared(),
+        };
+        project.scaffold(&[&["init"][..], args].concat());
+        project
+    }
+
+    /// `kube-scaffold ARGS` in the project; panics unless it succeeds.
+    pub fn scaffold(&self, args: &[&str]) {
+        let output = Command::new(env!("CARGO_BIN_EXE_kube-scaffold"))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("SOURCE_DATE_EPOCH", SOURCE_DATE_EPOCH)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "kube-scaffold {} failed:\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// A command in the project, as its user would run it: the control plane's administrator
+    /// in KUBECONFIG, the control plane's kubectl.
+    pub fn command(&self, program: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .current_dir(&self.dir)
+            .env("KUBECONFIG", &self.plane.admin)
+            .env("CARGO_TARGET_DIR", target_dir())
+            .env("CARGO_TERM_COLOR", "never")
+            .env("KUSTOMIZE", "")
+            .stdin(Stdio::null());
+        if program == "make" {
+            command.arg(format!("KUBECTL={}", self.plane.kubectl_binary().display()));
+        }
+        command
+    }
+
+    /// `program ARGS` in the project; its output, whether it succeeded or not.
+    pub fn output(&self, program: &str, args: &[&str]) -> Output {
+        self.command(program, args).output().unwrap()
+    }
+
+    /// `program ARGS` in the project; panics with its output unless it succeeds.
+    pub fn run(&self, program: &str, args: &[&str]) -> String {
+        let output = self.output(program, args);
+        assert!(
+            output.status.success(),
+            "`{program} {}` failed in {}:\n--- stdout\n{}\n--- stderr\n{}",
+            args.join(" "),
+            self.dir.display(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// `kubectl ARGS` in the project, as the administrator.
+    pub fn kubectl_output(&self, args: &[&str]) -> Output {
+        Command::new(self.plane.kubectl_binary())
+            .arg("--kubeconfig")
+            .arg(&self.plane.admin)
+            .args(args)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    /// `kubectl ARGS` in the project, as the administrator; panics unless it succeeds.
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        let output = self.kubectl_output(args);
+        assert!(
+            output.status.success(),
+            "`kubectl {}` failed:\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// `kubectl apply --server-side -f -` of `manifest`, as the administrator.
+    pub fn apply(&self, manifest: &str) -> Output {
+        let mut child = Command::new(self.plane.kubectl_binary())
+            .arg("--kubeconfig")
+            .arg(&self.plane.admin)
+            .args(["apply", "--server-side", "-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(manifest.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    /// Starts `make run ARGS` in a process group of its own, as at a terminal.
+    pub fn start_run(&self, args: &[&str]) -> Running {
+        let log = self.dir.join(format!(
+            "run-{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let out = fs::File::create(&log).unwrap();
+        let child = self
+            .command("make", &[&["run"][..], args].concat())
+            .env("RUST_LOG", "info")
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        Running { child, log }
+    }
+
+    /// Polls `ready` every 250 ms for at most `seconds`; panics naming `what` if it never
+    /// holds, with `context`'s text.
+    pub fn wait(&self, what: &str, seconds: u64, context: impl Fn() -> String, mut ready: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        while Instant::now() < deadline {
+            if ready() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        panic!("{what}: not within {seconds} s\n{}", context());
+    }
+}
+
+/// A manager started by `make run`.
+pub struct Running {
+    child: Child,
+    pub log: PathBuf,
+}
+
+impl Running {
+    pub fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Sends `signal` to the whole process group (make, cargo and the manager), as Ctrl-C at
+    /// a terminal does for SIGINT.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), "--", &format!("-{}", self.child.id())])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal} failed");
+    }
+
+    /// Ctrl-C, then waits at most `seconds` for make to end; its exit status.
+    pub fn interrupt(mut self, seconds: u64) -> (std::process::ExitStatus, String) {
+        self.signal("INT");
+        let deadline = Instant::now() + Duration::from_secs(seconds);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status, self.log());
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "make run did not stop within {seconds} s of Ctrl-C:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Whether make has ended.
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child.try_wait().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.child.try_wait().unwrap().is_none() {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", self.child.id())])
+                .status();
+            let _ = self.child.wait();
+        }
+    }
+}
