@@ -181,6 +181,21 @@ pub fn qualified_group(group: &str, domain: &str) -> String {
     }
 }
 
+/// Whether `group` is one of Kubernetes' own (under `k8s.io` or `kubernetes.io`): the API
+/// server installs a CRD of such a group only with the annotation [`API_APPROVAL`].
+pub fn is_protected(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|root| group == *root || group.ends_with(&format!(".{root}")))
+}
+
+/// The annotation a CRD of a protected group needs, and the value `make manifests` gives it
+/// unless the user's type names the approved API review (sample-controller's value).
+pub const API_APPROVAL: (&str, &str) = (
+    "api-approved.kubernetes.io",
+    "unapproved, experimental-only; please get an approval from Kubernetes API reviewers if you're trying to develop a CRD in the *.k8s.io or *.kubernetes.io groups",
+);
+
 /// The Rust module of a group: `my-app` -> `my_app`, `example.com` -> `example_com`.
 pub fn group_module(group: &str) -> String {
     names::crate_name(&group.replace('.', "_"))
@@ -232,9 +247,7 @@ fn parse_full_group(value: &str, external: bool) -> anyhow::Result<String> {
             help,
         ));
     }
-    let kubernetes =
-        value.ends_with(".k8s.io") || value.ends_with(".kubernetes.io") || value == "k8s.io";
-    if kubernetes && !external {
+    if is_protected(value) && !external {
         return Err(invalid(
             "group",
             value,
@@ -445,6 +458,8 @@ mod tests {
         let gvk = Gvk::parse_external("gateway.networking.k8s.io", "v1", "HTTPRoute").unwrap();
         assert_eq!(gvk.group, "gateway.networking.k8s.io");
         assert!(Gvk::parse("gateway.networking.k8s.io", "v1", "HTTPRoute", "mock.com").is_err());
+        assert!(is_protected("k8s.io") && is_protected("webapp.k8s.io"));
+        assert!(is_protected("x.kubernetes.io") && !is_protected("notk8s.io"));
         assert!(Gvk::parse_external("Gateway.io", "v1", "HTTPRoute").is_err());
     }
 

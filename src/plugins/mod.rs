@@ -92,6 +92,8 @@ pub struct InitContext {
     #[serde(skip)]
     pub license: bool,
     pub versions: Versions,
+    /// The annotation CRDs of Kubernetes' own groups need, and its value.
+    pub api_approval: (&'static str, &'static str),
 }
 
 /// Everything the `api` templates see, computed from `create api`'s inputs and the project.
@@ -105,6 +107,8 @@ pub struct ApiContext {
     /// The group's Rust module name (`my-app` -> `my_app`).
     pub group_module: String,
     pub qualified_group: String,
+    /// The annotation and value the kind's CRD needs if its group is one of Kubernetes' own.
+    pub api_approval: Option<(&'static str, &'static str)>,
     pub version: String,
     pub kind: String,
     /// The kind's Rust module name (`HTTPRoute` -> `http_route`).
@@ -494,6 +498,7 @@ impl InitContext {
             header: String::new(),
             license: init.license == License::Apache2,
             versions: VERSIONS,
+            api_approval: gvk::API_APPROVAL,
         };
         if context.license {
             let boilerplate = templates.render(base::BOILERPLATE_TEMPLATE, &context)?;
@@ -636,6 +641,7 @@ impl ApiContext {
             crate_name: names::crate_name(&init.project_name),
             domain: init.domain.clone(),
             header,
+            api_approval: gvk::is_protected(&qualified_group).then_some(gvk::API_APPROVAL),
             qualified_group,
             api_alias: format!("{group_module}{}", api.version),
             group_module,

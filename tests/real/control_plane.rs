@@ -23,7 +23,7 @@ const ADMIN_TOKEN: &str = "admin-token-for-tests";
 const NOBODY_TOKEN: &str = "nobody-token-for-tests";
 
 pub struct ControlPlane {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     /// The directory of kube-apiserver, etcd, kube-controller-manager and kubectl.
     pub assets: PathBuf,
     /// The API server's address, `https://127.0.0.1:<port>`.
@@ -77,7 +77,9 @@ impl ControlPlane {
             .prefix("control-plane-")
             .tempdir()
             .unwrap();
-        let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+        // Removed by etcd's supervisor, which outlives this process.
+        let dir = dir.keep();
+        let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
 
         // The API server's serving certificate, signed by a CA of its own; X.509 v3, as
         // rustls (kube's client) wants.
@@ -114,7 +116,9 @@ impl ControlPlane {
         let server = format!("https://127.0.0.1:{api_port}");
         let etcd_url = format!("http://127.0.0.1:{etcd_port}");
         let mut processes = Vec::new();
-        processes.push(Supervised::start(
+        // The last to stop (the first started) removes the directory; the test binary may
+        // end without dropping the control plane.
+        processes.push(Supervised::start_removing(
             &assets.join("etcd"),
             &[
                 &format!("--data-dir={}", path("etcd")),
@@ -126,7 +130,8 @@ impl ControlPlane {
                 "--unsafe-no-fsync",
                 "--log-level=warn",
             ],
-            &dir.path().join("etcd.log"),
+            &dir.join("etcd.log"),
+            Some(&dir),
         ));
         processes.push(Supervised::start(
             &assets.join("kube-apiserver"),
@@ -149,11 +154,11 @@ impl ControlPlane {
                 "--allow-privileged=true",
                 "--v=0",
             ],
-            &dir.path().join("kube-apiserver.log"),
+            &dir.join("kube-apiserver.log"),
         ));
-        let admin = dir.path().join("admin.kubeconfig");
-        let nobody = dir.path().join("nobody.kubeconfig");
-        let ca_file = dir.path().join("ca.crt");
+        let admin = dir.join("admin.kubeconfig");
+        let nobody = dir.join("nobody.kubeconfig");
+        let ca_file = dir.join("ca.crt");
         fs::write(&admin, kubeconfig(&server, &ca_file, "admin", ADMIN_TOKEN)).unwrap();
         fs::write(&nobody, kubeconfig(&server, &ca_file, "nobody", NOBODY_TOKEN)).unwrap();
         let mut plane = ControlPlane {
@@ -181,7 +186,7 @@ impl ControlPlane {
                 "--concurrent-gc-syncs=5",
                 "--v=0",
             ],
-            &plane.dir.path().join("kube-controller-manager.log"),
+            &plane.dir.join("kube-controller-manager.log"),
         ));
         // The controller manager is up once it has made the default namespace's
         // ServiceAccount (its serviceaccount controller).
@@ -243,8 +248,8 @@ impl ControlPlane {
 
     /// A kubeconfig for a token (of a ServiceAccount, say), written beside the others.
     pub fn kubeconfig_for(&self, name: &str, token: &str) -> PathBuf {
-        let file = self.dir.path().join(format!("{name}.kubeconfig"));
-        let ca_file = self.dir.path().join("ca.crt");
+        let file = self.dir.join(format!("{name}.kubeconfig"));
+        let ca_file = self.dir.join("ca.crt");
         fs::write(&file, kubeconfig(&self.server, &ca_file, name, token)).unwrap();
         file
     }
@@ -294,16 +299,23 @@ struct Supervised {
 
 impl Supervised {
     fn start(binary: &Path, args: &[&str], log: &Path) -> Self {
+        Self::start_removing(binary, args, log, None)
+    }
+
+    /// `start`, and `remove` is deleted once the process is stopped.
+    fn start_removing(binary: &Path, args: &[&str], log: &Path, remove: Option<&Path>) -> Self {
         let out = fs::File::create(log).unwrap();
         let child = Command::new("sh")
             .arg("-c")
             .arg(concat!(
                 // An asynchronous list reads /dev/null unless told otherwise: fd 3.
                 r#"exec 3<&0; "$0" "$@" </dev/null & child=$!; "#,
-                r#"(cat <&3 >/dev/null; kill "$child" 2>/dev/null) & wait "$child""#
+                r#"(cat <&3 >/dev/null; kill -KILL "$child" 2>/dev/null; "#,
+                r#"if [ -n "$REMOVE" ]; then sleep 1; rm -rf "$REMOVE"; fi) & wait "$child""#
             ))
             .arg(binary)
             .args(args)
+            .env("REMOVE", remove.unwrap_or(Path::new("")))
             .stdin(Stdio::piped())
             .stdout(out.try_clone().unwrap())
             .stderr(out)

@@ -7,3 +7,4 @@
 mod control_plane;
 mod project;
 mod readme;
+mod webhooks;

@@ -130,12 +130,25 @@ impl Hook {
                 Ok(typed) => typed,
                 Err(err) => return response.deny(format!("the object is invalid: {err}")),
             };
+            // What the type keeps of the object: a field it does not know (added to the CRD
+            // after this manager was built, or newer than k8s-openapi) is not in it, and is
+            // not the defaulter's to remove (controller-runtime drops such removals too).
+            let known = match serde_json::to_value(&typed) {
+                Ok(value) => value,
+                Err(err) => return response.deny(err),
+            };
             default(&mut typed);
             let after = match serde_json::to_value(&typed) {
                 Ok(value) => value,
                 Err(err) => return response.deny(err),
             };
-            let patch = json_patch::diff(&before, &after);
+            let mut patch = json_patch::diff(&before, &after);
+            patch.0.retain(|operation| match operation {
+                json_patch::PatchOperation::Remove(remove) => {
+                    known.pointer(remove.path.as_str()).is_some()
+                }
+                _ => true,
+            });
             if patch.0.is_empty() {
                 return response;
             }
@@ -581,6 +594,51 @@ mod tests {
             }
         })
         .to_string()
+    }
+
+    /// The JSON patch a defaulting hook answers `object` with.
+    fn patch_of(hook: &Hook, object: serde_json::Value) -> serde_json::Value {
+        let review = serde_json::from_str(&review(object)).unwrap();
+        let response = serde_json::to_value(hook.review(review)).unwrap();
+        let bytes: Vec<u8> =
+            serde_json::from_value(response["response"]["patch"].clone()).unwrap_or_default();
+        serde_json::from_slice(&bytes).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_defaulter_keeps_the_fields_its_type_does_not_know() {
+        let hook = Hook::defaulting::<ConfigMap>(label);
+        let object = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "newer", "namespace": "default"},
+            "data": {"kept": "yes"},
+            "fieldOfANewerKubernetes": {"nested": [1, 2]},
+        });
+        let patch = patch_of(&hook, object);
+        assert_eq!(
+            patch,
+            serde_json::json!([
+                {"op": "add", "path": "/metadata/labels", "value": {"defaulted": "yes"}}
+            ])
+        );
+    }
+
+    #[test]
+    fn a_defaulter_may_remove_a_field_its_type_knows() {
+        let hook = Hook::defaulting::<ConfigMap>(|cm| cm.data = None);
+        let object = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "emptied", "namespace": "default"},
+            "data": {"gone": "yes"},
+            "fieldOfANewerKubernetes": true,
+        });
+        let patch = patch_of(&hook, object);
+        assert_eq!(
+            patch,
+            serde_json::json!([{"op": "remove", "path": "/data"}])
+        );
     }
 
     #[test]

@@ -29,14 +29,37 @@ pub fn external_resources() -> Vec<ApiResource> {
     ]
 }
 
+/// The annotation the API server wants on a CRD of Kubernetes' own groups (under `k8s.io` and
+/// `kubernetes.io`), with sample-controller's value. A kind whose API review was approved
+/// names it instead: `#[kube(annotation("api-approved.kubernetes.io", "<its address>"))]`.
+const API_APPROVAL: (&str, &str) = (
+    "api-approved.kubernetes.io",
+    "unapproved, experimental-only; please get an approval from Kubernetes API reviewers if you're trying to develop a CRD in the *.k8s.io or *.kubernetes.io groups",
+);
+
 /// Every CustomResourceDefinition of this project, as `make manifests` writes them: the
 /// versions of a kind (a type each) make one CRD.
 pub fn crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
-    merge_versions(vec![
+    let mut crds = merge_versions(vec![
         <webapp::v1::Guestbook as kube::CustomResourceExt>::crd(),
         <webapp::v1::Config as kube::CustomResourceExt>::crd(),
         // +kube-scaffold:scaffold:crds
-    ])
+    ])?;
+    for crd in &mut crds {
+        let group = &crd.spec.group;
+        if ["k8s.io", "kubernetes.io"]
+            .iter()
+            .any(|root| group == root || group.ends_with(&format!(".{root}")))
+        {
+            let (key, value) = API_APPROVAL;
+            crd.metadata
+                .annotations
+                .get_or_insert_default()
+                .entry(key.to_string())
+                .or_insert_with(|| value.to_string());
+        }
+    }
+    Ok(crds)
 }
 
 /// Merges the CRDs of each kind's versions into one, which stores the version whose type does

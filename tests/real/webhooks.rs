@@ -1,0 +1,75 @@
+//! Webhooks under `make run WEBHOOK_LOCAL_URL=https://127.0.0.1:9443` on a real API server:
+//! it applies the defaults, refuses an invalid object with the validator's message, keeps a
+//! field the manager's type does not know, and the configurations are gone after Ctrl-C. The
+//! project is under `--domain k8s.io`, whose groups are Kubernetes' own: its CRD installs
+//! only with the API-approval annotation.
+
+use std::net::TcpStream;
+
+use crate::project::{Project, turn};
+
+const WEBHOOK_URL: &str = "https://127.0.0.1:9443";
+
+#[test]
+fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
+    let _turn = turn();
+    let project = Project::init("fleet", &["--domain", "k8s.io"]);
+    let guestbook = ["--group", "webapp", "--version", "v1", "--kind", "Guestbook"];
+    project.scaffold(&[&["create", "api"][..], &guestbook].concat());
+    project.scaffold(
+        &[&["create", "webhook"][..], &guestbook, &["--defaulting", "--programmatic-validation"]].concat(),
+    );
+
+    // A protected group: `make manifests` keeps the annotation and the API server takes it.
+    project.run("make", &["manifests", "install"]);
+    let crd = std::fs::read_to_string(project.dir.join("config/crd/bases/webapp.k8s.io_guestbooks.yaml")).unwrap();
+    assert!(crd.contains("api-approved.kubernetes.io:"), "{crd}");
+    project.kubectl(&["wait", "--for=condition=Established", "crd/guestbooks.webapp.k8s.io", "--timeout=30s"]);
+    let annotations = project.kubectl(&["get", "crd/guestbooks.webapp.k8s.io", "-o", "jsonpath={.metadata.annotations}"]);
+    assert!(annotations.contains("unapproved, experimental-only"), "{annotations}");
+
+    // The CRD gains a field this manager's type does not have (a newer CRD applied before
+    // the manager is upgraded).
+    project.kubectl(&[
+        "patch", "crd", "guestbooks.webapp.k8s.io", "--type=json", "-p",
+        r#"[{"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/newField", "value": {"type": "string"}}]"#,
+    ]);
+
+    project.run("cargo", &["build", "--bin", &project.name]);
+    let manager = project.start_run(&[&format!("WEBHOOK_LOCAL_URL={WEBHOOK_URL}")]);
+    project.wait("the local webhooks registered and served", 60, || manager.log(), || {
+        manager.log().contains("local webhooks registered") && TcpStream::connect("127.0.0.1:9443").is_ok()
+    });
+    let configurations = |kind: &str| project.kubectl(&["get", kind, "-o", "name"]);
+    assert!(configurations("mutatingwebhookconfigurations").contains("fleet-local-"));
+    assert!(configurations("validatingwebhookconfigurations").contains("fleet-local-"));
+
+    // Defaults applied, the unknown field kept.
+    let output = project.apply(
+        "apiVersion: webapp.k8s.io/v1\nkind: Guestbook\nmetadata: {name: defaulted, namespace: default}\nspec: {newField: kept}\n",
+    );
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let spec = project.kubectl(&["get", "guestbook/defaulted", "-o", "jsonpath={.spec}"]);
+    let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(spec["foo"], "default", "the defaulter did not run: {spec}\n{}", manager.log());
+    assert_eq!(spec["newField"], "kept", "the defaulter removed a field it does not know: {spec}");
+    // An update keeps it too.
+    project.kubectl(&["label", "guestbook/defaulted", "touched=yes"]);
+    let spec = project.kubectl(&["get", "guestbook/defaulted", "-o", "jsonpath={.spec.newField}"]);
+    assert_eq!(spec, "kept");
+
+    // The validator refuses, with its message.
+    let output = project.apply(
+        "apiVersion: webapp.k8s.io/v1\nkind: Guestbook\nmetadata: {name: refused, namespace: default}\nspec: {foo: \"\"}\n",
+    );
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "an invalid Guestbook was created");
+    assert!(said.contains("spec.foo must not be empty"), "{said}");
+
+    // Ctrl-C: the configurations go with the manager.
+    let (_, log) = manager.interrupt(20);
+    for kind in ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"] {
+        assert!(!configurations(kind).contains("fleet-local-"), "{kind} left after Ctrl-C:\n{log}");
+    }
+    project.run("make", &["uninstall"]);
+}
