@@ -8,3 +8,4 @@ mod control_plane;
 mod project;
 mod readme;
 mod webhooks;
+mod every_kind;

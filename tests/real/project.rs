@@ -48,6 +48,12 @@ impl Project {
         project
     }
 
+    /// The manager's binary, as `cargo build` leaves it.
+    pub fn manager(&self) -> String {
+        let binary = target_dir().join("debug").join(&self.name);
+        binary.to_str().unwrap().to_string()
+    }
+
     /// `kube-scaffold ARGS` in the project; panics unless it succeeds.
     pub fn scaffold(&self, args: &[&str]) {
         let output = Command::new(env!("CARGO_BIN_EXE_kube-scaffold"))
@@ -149,6 +155,11 @@ impl Project {
 
     /// Starts `make run ARGS` in a process group of its own, as at a terminal.
     pub fn start_run(&self, args: &[&str]) -> Running {
+        self.start(self.command("make", &[&["run"][..], args].concat()))
+    }
+
+    /// Starts `command` in a process group of its own, its output in a log file.
+    pub fn start(&self, mut command: Command) -> Running {
         let log = self.dir.join(format!(
             "run-{}.log",
             std::time::SystemTime::now()
@@ -157,8 +168,7 @@ impl Project {
                 .as_nanos()
         ));
         let out = fs::File::create(&log).unwrap();
-        let child = self
-            .command("make", &[&["run"][..], args].concat())
+        let child = command
             .env("RUST_LOG", "info")
             .stdout(out.try_clone().unwrap())
             .stderr(out)
@@ -204,8 +214,13 @@ impl Running {
     }
 
     /// Ctrl-C, then waits at most `seconds` for make to end; its exit status.
-    pub fn interrupt(mut self, seconds: u64) -> (std::process::ExitStatus, String) {
+    pub fn interrupt(self, seconds: u64) -> (std::process::ExitStatus, String) {
         self.signal("INT");
+        self.wait_exit(seconds)
+    }
+
+    /// Waits at most `seconds` for the process to end; its exit status and log.
+    pub fn wait_exit(mut self, seconds: u64) -> (std::process::ExitStatus, String) {
         let deadline = Instant::now() + Duration::from_secs(seconds);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -213,7 +228,7 @@ impl Running {
             }
             if Instant::now() > deadline {
                 panic!(
-                    "make run did not stop within {seconds} s of Ctrl-C:\n{}",
+                    "the manager did not stop within {seconds} s:\n{}",
                     self.log()
                 );
             }

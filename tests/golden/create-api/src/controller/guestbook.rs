@@ -39,6 +39,8 @@ pub type Status = webappv1::GuestbookStatus;
 pub const FIELD_MANAGER: &str = "guestbook-controller";
 /// This controller's name in metrics and logs.
 pub const CONTROLLER: &str = "guestbook";
+/// The conditions this controller sets; others' stay theirs.
+const CONDITIONS: &[&str] = &[conditions::AVAILABLE];
 /// How long to wait before reconciling a healthy object again.
 const RESYNC: Duration = Duration::from_secs(300);
 /// How many objects are reconciled at once (controller-runtime's default); one object is
@@ -121,10 +123,15 @@ async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Act
         ),
     };
     if obj.status.as_ref() != Some(&status) {
+        // Only this controller's conditions: another manager's stay its own.
+        let applied = Status {
+            conditions: conditions::only(&status.conditions, CONDITIONS),
+            ..status.clone()
+        };
         let patch = serde_json::json!({
             "apiVersion": Object::api_version(&()),
             "kind": Object::kind(&()),
-            "status": status,
+            "status": applied,
         });
         let params = PatchParams::apply(FIELD_MANAGER).force();
         objects

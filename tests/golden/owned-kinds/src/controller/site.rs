@@ -43,6 +43,12 @@ pub type Status = webappv1::SiteStatus;
 pub const FIELD_MANAGER: &str = "site-controller";
 /// This controller's name in metrics and logs.
 pub const CONTROLLER: &str = "site";
+/// The conditions this controller sets; others' stay theirs.
+const CONDITIONS: &[&str] = &[
+    conditions::AVAILABLE,
+    conditions::PROGRESSING,
+    conditions::DEGRADED,
+];
 /// The kinds a `Site` owns, each built by its `Child` impl below: the controller watches
 /// them, applies them and reports them in the status (`super::children`).
 const OWNED: &[Owned<Object>] = &[
@@ -161,10 +167,15 @@ async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Act
         conditions: observed,
     };
     if obj.status.as_ref() != Some(&status) {
+        // Only this controller's conditions: another manager's stay its own.
+        let applied = Status {
+            conditions: conditions::only(&status.conditions, CONDITIONS),
+            ..status.clone()
+        };
         let patch = serde_json::json!({
             "apiVersion": Object::api_version(&()),
             "kind": Object::kind(&()),
-            "status": status,
+            "status": applied,
         });
         let params = PatchParams::apply(FIELD_MANAGER).force();
         objects
