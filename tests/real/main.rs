@@ -9,3 +9,4 @@ mod project;
 mod readme;
 mod webhooks;
 mod every_kind;
+mod conversion;

@@ -7,6 +7,9 @@
 //!   it could take over, and a rolling update must not wait for it to lead (the old pod holds
 //!   the lease until the new one is ready). A standby that has not reached the API server for
 //!   longer than its bound is not ready.
+//! - A manager that serves conversion webhooks is ready once its webhook server listens, as
+//!   controller-runtime's: its caches may need its own `/convert` to sync (a kind stored in
+//!   another version than the one watched), and its Service sends traffic only to ready pods.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -31,6 +34,8 @@ struct Status {
     standby: Option<(Instant, Duration)>,
     /// Why the manager is no longer alive.
     failure: Option<String>,
+    /// Whether the webhook server serves conversions: then it alone makes the manager ready.
+    converting: bool,
 }
 
 impl Health {
@@ -58,6 +63,12 @@ impl Health {
         status.expected = Some(controllers);
     }
 
+    /// The webhook server serves conversions and listens: the manager is ready, whatever its
+    /// caches, which may need those conversions to sync.
+    pub fn serving_conversions(&self) {
+        self.status().converting = true;
+    }
+
     /// One controller's cache has synced.
     pub fn synced(&self) {
         self.status().synced += 1;
@@ -74,6 +85,9 @@ impl Health {
         let status = self.status();
         if status.failure.is_some() {
             return false;
+        }
+        if status.converting {
+            return true;
         }
         match (status.standby, status.expected) {
             (Some((last, bound)), _) => last.elapsed() <= bound,
@@ -130,6 +144,17 @@ mod tests {
         );
         health.synced();
         assert!(health.is_ready());
+    }
+
+    #[test]
+    fn a_manager_serving_conversions_is_ready_before_its_caches_sync() {
+        let health = Health::default();
+        health.expect(1);
+        assert!(!health.is_ready());
+        health.serving_conversions();
+        assert!(health.is_ready(), "caches wait for /convert");
+        health.fail("stopped");
+        assert!(!health.is_ready());
     }
 
     #[tokio::test(start_paused = true)]

@@ -159,9 +159,10 @@ async fn main() -> anyhow::Result<()> {
     let url = args.webhook_local_url.as_deref();
     if let Some(url) = url.filter(|_| serves_webhooks) {
         let dir = &args.webhook_cert_path;
-        local = Some(webhook::local::register(&client, url, &hooks, dir).await?);
+        local = Some(webhook::local::register(&client, url, &hooks, &conversions, dir).await?);
         tracing::info!(%url, "local webhooks registered; they are deleted when the manager stops");
     }
+    let converting = serves_webhooks && !conversions.is_empty();
     webhook::serve(
         args.webhook_bind_address,
         &args.webhook_cert_path,
@@ -170,6 +171,9 @@ async fn main() -> anyhow::Result<()> {
         conversions,
         ctx.shutdown.clone(),
     )?;
+    if converting {
+        ctx.health.serving_conversions();
+    }
 
     let mut elector = None;
     if args.leader_elect {

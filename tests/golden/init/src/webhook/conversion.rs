@@ -148,6 +148,17 @@ pub fn review(conversions: &[Conversion], review: ConversionReview) -> Conversio
     .into_review()
 }
 
+/// The names of the CRDs `conversions` convert, each once.
+pub fn crd_names(conversions: &[Conversion]) -> Vec<String> {
+    let mut names: Vec<String> = conversions
+        .iter()
+        .map(|c| format!("{}.{}", c.plural, c.group))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// `crds` with the CRD of each kind that has conversions converted by the webhook, as
 /// `make manifests` writes them.
 pub fn by_webhook(crds: &mut [CustomResourceDefinition], conversions: &[Conversion]) {

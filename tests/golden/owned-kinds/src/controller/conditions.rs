@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn only_keeps_the_types_asked_for() {
         let theirs = set(&[], "Audited", Status::True, "Checked", "ok", None);
-        let both = set(&theirs, AVAILABLE, Status::True, "Reconciled", "ok", Some(1));
+        let both = set(&theirs, AVAILABLE, Status::True, "Reconciled", "ok", None);
         let ours = only(&both, &[AVAILABLE]);
         assert_eq!(ours.len(), 1);
         assert_eq!(ours[0].type_, AVAILABLE);

@@ -73,11 +73,7 @@ impl SelfSigned {
                 .any(|h| h.mutating == mutating)
                 .then(|| format!("{prefix}{name}"))
         };
-        let mut crds: Vec<String> = conversions
-            .iter()
-            .map(|c| format!("{}.{}", c.plural, c.group))
-            .collect();
-        crds.dedup();
+        let crds = super::conversion::crd_names(conversions);
         Self {
             secret: secret.into(),
             namespace: namespace.into(),

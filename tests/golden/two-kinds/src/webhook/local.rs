@@ -3,7 +3,9 @@
 //! configurations that send the cluster's reviews there: `guestbook-local-...`, with
 //! the URL and the CA. They fail open (`failurePolicy: Ignore`, a 5 s timeout), so that a
 //! manager that stopped or crashed cannot block the cluster, and the manager deletes them when
-//! it stops. Conversions are not registered: a CRD has one conversion webhook, its Service's.
+//! it stops. A kind with conversions has its CRD's conversion webhook pointed at the URL too
+//! (a CRD has one), and put back as it was when the manager stops; after a crash, `make run`
+//! again and stop it.
 
 use std::path::Path;
 
@@ -12,10 +14,12 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt as _};
 
 use super::certs::Certs;
+use super::conversion::{self, Conversion};
 use super::{Configuration, Hook};
 
 /// The configurations' names: `<project>-local-mutating-webhook-configuration`...
@@ -28,13 +32,17 @@ pub struct Registered {
     client: Client,
     mutating: Option<String>,
     validating: Option<String>,
+    /// The CRDs whose conversion points here, with the conversion each had before.
+    crds: Vec<(String, Option<apiextensions::CustomResourceConversion>)>,
 }
 
-/// Makes a certificate for `url`'s host into `cert_dir` and registers `hooks` at `url`.
+/// Makes a certificate for `url`'s host into `cert_dir`, registers `hooks` at `url` and points
+/// the CRDs of `conversions` at it.
 pub async fn register(
     client: &Client,
     url: &str,
     hooks: &[Hook],
+    conversions: &[Conversion],
     cert_dir: &Path,
 ) -> anyhow::Result<Registered> {
     let host = host(url).with_context(|| {
@@ -45,7 +53,13 @@ pub async fn register(
     let ca = Some(ByteString(certs.ca_cert.into_bytes()));
     let (mutating, validating) = super::configurations(hooks);
     let client = client.clone();
+    let mut crds = Vec::new();
+    for name in conversion::crd_names(conversions) {
+        let previous = convert_at(&client, &name, url, &ca).await?;
+        crds.push((name, previous));
+    }
     Ok(Registered {
+        crds,
         mutating: match mutating {
             Some(configuration) => Some(apply(&client, configuration, url, &ca).await?),
             None => None,
@@ -84,9 +98,77 @@ async fn apply<C: Configuration>(
     Ok(name)
 }
 
+/// Points the conversion webhook of the CRD `name` at `url`, trusting `ca`; the conversion it
+/// had (the one `make manifests` writes, if it already pointed at `url`: a manager that
+/// crashed).
+async fn convert_at(
+    client: &Client,
+    name: &str,
+    url: &str,
+    ca: &Option<ByteString>,
+) -> anyhow::Result<Option<apiextensions::CustomResourceConversion>> {
+    let api: Api<apiextensions::CustomResourceDefinition> = Api::all(client.clone());
+    let mut crd = api
+        .get(name)
+        .await
+        .with_context(|| format!("cannot read the CRD {name}: run `make install` first"))?;
+    let url = format!("{url}{}", conversion::PATH);
+    let previous = match crd.spec.conversion.take() {
+        Some(taken) if converts_at(&taken) == Some(url.as_str()) => {
+            let mut crds = [crd.clone()];
+            conversion::by_webhook(&mut crds, &conversion::conversions());
+            crds[0].spec.conversion.clone()
+        }
+        other => other,
+    };
+    crd.spec.conversion = Some(apiextensions::CustomResourceConversion {
+        strategy: "Webhook".into(),
+        webhook: Some(apiextensions::WebhookConversion {
+            client_config: Some(apiextensions::WebhookClientConfig {
+                url: Some(url),
+                ca_bundle: ca.clone(),
+                service: None,
+            }),
+            conversion_review_versions: vec!["v1".into()],
+        }),
+    });
+    api.replace(name, &PostParams::default(), &crd)
+        .await
+        .with_context(|| format!("cannot point the conversion of {name} at this manager"))?;
+    Ok(previous)
+}
+
+/// The URL a CRD's conversion webhook is called at, if it has one.
+fn converts_at(conversion: &apiextensions::CustomResourceConversion) -> Option<&str> {
+    let webhook = conversion.webhook.as_ref()?;
+    webhook.client_config.as_ref()?.url.as_deref()
+}
+
+/// Puts `previous` back as the conversion of the CRD `name`; a failure is logged, since the
+/// manager is stopping.
+async fn restore(
+    client: &Client,
+    name: &str,
+    previous: Option<apiextensions::CustomResourceConversion>,
+) {
+    let api: Api<apiextensions::CustomResourceDefinition> = Api::all(client.clone());
+    let restored = async {
+        let mut crd = api.get(name).await?;
+        crd.spec.conversion = previous;
+        api.replace(name, &PostParams::default(), &crd).await
+    };
+    if let Err(err) = restored.await {
+        tracing::warn!(error = %err, %name, "the CRD's conversion not put back: run `make run` again and stop it");
+    }
+}
+
 impl Registered {
-    /// Deletes the configurations: the cluster no longer calls this machine.
+    /// Deletes the configurations and puts the CRDs' conversions back: the cluster no longer
+    /// calls this machine.
     pub async fn unregister(self) {
+        for (name, previous) in self.crds {
+            restore(&self.client, &name, previous).await;
+        }
         if let Some(name) = &self.mutating {
             delete::<MutatingWebhookConfiguration>(&self.client, name).await;
         }
@@ -171,7 +253,7 @@ mod tests {
             Hook::validating(validator),
         ];
         let url = "https://172.18.0.1:9443";
-        let registered = register(&objects.client(), url, &hooks, &dir)
+        let registered = register(&objects.client(), url, &hooks, &[], &dir)
             .await
             .unwrap();
         let path = format!(

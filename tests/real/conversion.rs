@@ -1,0 +1,180 @@
+//! Conversion between a kind's versions on a real API server: v1 and v2 served, v2 stored.
+//! Under `make run WEBHOOK_LOCAL_URL=...` the manager points the CRD's conversion at itself and
+//! puts it back when it stops; an object created as v1 reads back as v2 and as v1. Then the
+//! manager restarts, as a pod does, with objects stored and its conversion reached through a
+//! stand-in for its Service that, like a Service, sends traffic only while the manager is
+//! ready: it must become ready (a readiness that waits for caches which need `/convert` to
+//! sync never does).
+
+use std::io::{Read as _, Write as _};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+
+use crate::control_plane::free_port;
+use crate::project::{Project, turn};
+
+const CRD: &str = "crd/guestbooks.webapp.mock.com";
+
+#[test]
+fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
+    let _turn = turn();
+    let project = Project::init("convert", &["--domain", "mock.com"]);
+    let kind = ["--group", "webapp", "--kind", "Guestbook"];
+    project.scaffold(&[&["create", "api", "--version", "v1", "--resource", "--controller"][..], &kind].concat());
+    project.scaffold(&[&["create", "api", "--version", "v2", "--storage-version", "--resource"][..], &kind].concat());
+    project.scaffold(&[&["create", "webhook", "--version", "v2", "--conversion", "--spoke", "v1"][..], &kind].concat());
+    project.run("make", &["manifests", "install"]);
+    project.kubectl(&["wait", "--for=condition=Established", CRD, "--timeout=30s"]);
+    project.run("cargo", &["build", "--bin", &project.name]);
+    let client_config = |field: &str| {
+        project.kubectl(&["get", CRD, "-o", &format!("jsonpath={{.spec.conversion.webhook.clientConfig.{field}}}")])
+    };
+    assert_eq!(client_config("service.name"), "webhook-service");
+
+    // make run: the CRD's conversion points at the local manager.
+    let manager = project.start_run(&["WEBHOOK_LOCAL_URL=https://127.0.0.1:9443"]);
+    project.wait("the local webhooks registered and served", 60, || manager.log(), || {
+        manager.log().contains("local webhooks registered") && TcpStream::connect("127.0.0.1:9443").is_ok()
+    });
+    assert_eq!(client_config("url"), "https://127.0.0.1:9443/convert");
+    assert_eq!(client_config("service"), "");
+    let output = project.apply(
+        "apiVersion: webapp.mock.com/v1\nkind: Guestbook\nmetadata: {name: first, namespace: default}\nspec: {foo: bar}\n",
+    );
+    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), manager.log());
+    for version in ["v2", "v1"] {
+        let read = project.kubectl(&[
+            "get", &format!("guestbooks.{version}.webapp.mock.com/first"), "-o", "jsonpath={.apiVersion} {.spec.foo}",
+        ]);
+        assert_eq!(read, format!("webapp.mock.com/{version} bar"));
+    }
+    let available = || {
+        let output = project.kubectl_output(&[
+            "get", "guestbooks.v1.webapp.mock.com/first", "-o",
+            "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
+        ]);
+        String::from_utf8_lossy(&output.stdout).trim() == "True"
+    };
+    project.wait("the v1 controller reconciles the stored v2 object", 60, || manager.log(), available);
+    // Ctrl-C: the conversion is put back as `make install` left it.
+    let (_, log) = manager.interrupt(20);
+    assert_eq!(client_config("service.name"), "webhook-service", "{log}");
+    assert_eq!(client_config("url"), "");
+
+    // A restart as in a pod: the conversion reached through a stand-in Service that forwards
+    // only while the manager is ready, the manager's own certificate.
+    let certs = tempfile::tempdir().unwrap();
+    let ca = serving_certificate(certs.path());
+    let service = ReadyOnlyService::start(9443, 8081);
+    let ca_bundle = base64(&ca);
+    let patch = format!(
+        r#"{{"spec":{{"conversion":{{"strategy":"Webhook","webhook":{{"conversionReviewVersions":["v1"],"clientConfig":{{"service":null,"url":"https://127.0.0.1:{}/convert","caBundle":"{ca_bundle}"}}}}}}}}}}"#,
+        service.port
+    );
+    project.kubectl(&["patch", CRD, "--type=merge", "-p", &patch]);
+    let mut command = project.command(&project.manager(), &["--webhook-cert-path", certs.path().to_str().unwrap()]);
+    command.env("RUST_LOG", "info");
+    let manager = project.start(command);
+    project.wait("the restarted manager ready, its objects stored in v2", 60, || manager.log(), || {
+        readyz(8081) == Some(200)
+    });
+    project.wait("v1 read through the conversion", 30, || manager.log(), available);
+
+    project.kubectl(&["delete", "guestbooks.v1.webapp.mock.com/first", "--timeout=30s"]);
+    manager.signal("TERM");
+    let (status, log) = manager.wait_exit(30);
+    assert!(status.success(), "{log}");
+    drop(service);
+    project.run("make", &["uninstall"]);
+}
+
+/// A CA and a serving certificate for 127.0.0.1 in `dir` (`tls.crt`, `tls.key`); the CA, PEM.
+fn serving_certificate(dir: &Path) -> String {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = params.self_signed(&ca_key).unwrap().pem();
+    let issuer = Issuer::new(params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    std::fs::write(dir.join("tls.crt"), cert.pem()).unwrap();
+    std::fs::write(dir.join("tls.key"), key.serialize_pem()).unwrap();
+    ca
+}
+
+/// `text` in base64 (coreutils' `base64`).
+fn base64(text: &str) -> String {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    let output = Command::new("base64").arg("-w0").arg(file.path()).output().unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The status code of `GET /readyz` on the health port, if it answers.
+fn readyz(port: u16) -> Option<u16> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    stream.write_all(b"GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    answer.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A stand-in for a Service in front of one pod: connections on `port` reach the manager's
+/// webhook port only while its `/readyz` answers 200 (a Service's endpoints are its ready
+/// pods); others are closed at once.
+struct ReadyOnlyService {
+    port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl ReadyOnlyService {
+    fn start(target: u16, health: u16) -> Self {
+        let port = free_port();
+        let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                let Ok((client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                };
+                if readyz(health) != Some(200) {
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                client.set_nonblocking(false).unwrap();
+                pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
+                pipe(server, client);
+            }
+        });
+        ReadyOnlyService { port, stop }
+    }
+}
+
+/// Copies `from` to `to` on a thread of its own until `from` ends.
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut from, &mut to);
+        let _ = to.shutdown(Shutdown::Write);
+    });
+}
+
+impl Drop for ReadyOnlyService {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
