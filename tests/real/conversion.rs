@@ -29,6 +29,9 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
     project.scaffold(&[&["create", "api", "--version", "v1", "--resource", "--controller"][..], &kind].concat());
     project.scaffold(&[&["create", "api", "--version", "v2", "--storage-version", "--resource"][..], &kind].concat());
     project.scaffold(&[&["create", "webhook", "--version", "v2", "--conversion", "--spoke", "v1"][..], &kind].concat());
+    project.scaffold(
+        &[&["create", "webhook", "--version", "v1", "--defaulting", "--programmatic-validation"][..], &kind].concat(),
+    );
     project.run("make", &["manifests", "install"]);
     project.kubectl(&["wait", "--for=condition=Established", CRD, "--timeout=30s"]);
     project.run("cargo", &["build", "--bin", &project.name]);
@@ -92,6 +95,22 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
     assert!(status.success(), "{log}");
     drop(service);
     project.run("make", &["uninstall"]);
+
+    // The project's own integration test (envtest for Rust) on the same binaries.
+    integration_test(&project);
+}
+
+/// `make test-integration` in `project`: refused with `error:` and `help:` without
+/// `KUBEBUILDER_ASSETS`, passing with the control plane's binaries.
+pub fn integration_test(project: &Project) {
+    let output = project.command("make", &["test-integration"]).env_remove("KUBEBUILDER_ASSETS").output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "test-integration ran without assets");
+    assert!(said.contains("error: no etcd and kube-apiserver in KUBEBUILDER_ASSETS"), "{said}");
+    assert!(said.contains("help: with Go:"), "{said}");
+    let assets = format!("KUBEBUILDER_ASSETS={}", project.plane.assets.display());
+    let out = project.run("make", &["test-integration", &assets]);
+    assert!(out.contains("test every_sample_is_reconciled_and_every_webhook_answers ... ok"), "{out}");
 }
 
 /// A CA and a serving certificate for 127.0.0.1 in `dir` (`tls.crt`, `tls.key`); the CA, PEM.

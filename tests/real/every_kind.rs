@@ -155,4 +155,6 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     let holder = project.kubectl(&["get", "lease", "-n", NAMESPACE, "-o", "jsonpath={.items[*].spec.holderIdentity}"]);
     assert_eq!(holder.trim(), "", "the lease was not released:\n{log}");
     project.run("make", &["uninstall"]);
+
+    crate::conversion::integration_test(&project);
 }

@@ -173,7 +173,10 @@ async fn main() -> anyhow::Result<()> {
     let url = args.webhook_local_url.as_deref();
     if let Some(url) = url.filter(|_| serves_webhooks) {
         let dir = &args.webhook_cert_path;
-        local = Some(webhook::local::register(&client, url, &hooks, &conversions, dir).await?);
+        let fail_open = webhook::local::FailurePolicy::Ignore;
+        let registered =
+            webhook::local::register(&client, url, &hooks, &conversions, dir, fail_open).await?;
+        local = Some(registered);
         tracing::info!(%url, "local webhooks registered; they are deleted when the manager stops");
     }
     let converting = serves_webhooks && !conversions.is_empty();

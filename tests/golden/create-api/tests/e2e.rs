@@ -21,7 +21,8 @@
 //! one), deletes it, and waits until it is gone.
 //! `make test-e2e` then undeploys and uninstalls, each within a bound. `cargo test` skips it.
 
-use std::path::Path;
+mod support;
+
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -30,150 +31,36 @@ use k8s_openapi::api::admissionregistration::v1::{
 };
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt as _;
-use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
-    PatchParams, PostParams,
-};
+use kube::api::{Api, ListParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use guestbook::{api, webhook};
+use guestbook::api;
 
-const NAMESPACE: &str = "default";
+use support::{Sample, conditions, wait};
+
 const TIMEOUT: Duration = Duration::from_secs(120);
-const POLL: Duration = Duration::from_secs(2);
 
 #[tokio::test]
 #[ignore = "needs a cluster where the manager runs: `make test-e2e`"]
 async fn every_sample_becomes_available_and_is_cleaned_up() -> anyhow::Result<()> {
     let client = client().await?;
     webhooks_have_their_ca(&client).await?;
-    validators_refuse_their_examples(&client).await?;
-    let mut samples = 0;
-    for entry in std::fs::read_dir("config/samples")? {
-        let path = entry?.path();
-        let is_sample = path.extension().is_some_and(|e| e == "yaml")
-            && path.file_name().is_some_and(|n| n != "kustomization.yaml");
-        if is_sample {
-            check_sample(&client, &path).await?;
-            samples += 1;
-        }
-    }
-    anyhow::ensure!(samples > 0, "no sample in config/samples");
-    Ok(())
-}
-
-async fn check_sample(client: &Client, path: &Path) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(path)?;
-    let sample: DynamicObject = serde_saphyr::from_str(&text)
-        .with_context(|| format!("{} is not a Kubernetes object", path.display()))?;
-    let types = sample
-        .types
-        .clone()
-        .context("a sample without apiVersion and kind")?;
-    let (group, version) = types
-        .api_version
-        .split_once('/')
-        .context("a sample of a core type")?;
-    let crds = api::crds()?;
-    let crd = crds
-        .iter()
-        .find(|c| c.spec.group == group && c.spec.names.kind == types.kind)
-        .with_context(|| format!("no CRD of this project serves {}", types.kind))?;
-    let gvk = GroupVersionKind::gvk(group, version, &types.kind);
-    let resource = ApiResource::from_gvk_with_plural(&gvk, &crd.spec.names.plural);
-    let objects: Api<DynamicObject> = if crd.spec.scope == "Namespaced" {
-        Api::namespaced_with(client.clone(), NAMESPACE, &resource)
-    } else {
-        Api::all_with(client.clone(), &resource)
-    };
-    let name = sample
-        .metadata
-        .name
-        .clone()
-        .context("a sample without a name")?;
-    let what = format!("{} {name}", types.kind);
-
-    objects
-        .patch(
-            &name,
-            &PatchParams::apply("e2e").force(),
-            &Patch::Apply(&sample),
-        )
-        .await
-        .with_context(|| format!("cannot apply {what}"))?;
-    wait(&what, "to become Available", || async {
-        let obj = objects.get(&name).await?;
-        let conditions = obj.data["status"]["conditions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        Ok(conditions
-            .iter()
-            .any(|c| c["type"] == "Available" && c["status"] == "True"))
-    })
-    .await?;
-    // The API server serves it in every version of the kind, converting between them.
-    let others = crd.spec.versions.iter();
-    for other in others.filter(|v| v.served && v.name != version) {
-        let gvk = GroupVersionKind::gvk(group, &other.name, &types.kind);
-        let resource = ApiResource::from_gvk_with_plural(&gvk, &crd.spec.names.plural);
-        let as_other: Api<DynamicObject> = if crd.spec.scope == "Namespaced" {
-            Api::namespaced_with(client.clone(), NAMESPACE, &resource)
-        } else {
-            Api::all_with(client.clone(), &resource)
-        };
-        let read = as_other
-            .get(&name)
-            .await
-            .with_context(|| format!("cannot read {what} as {}", other.name))?;
-        let api_version = read.types.map(|t| t.api_version).unwrap_or_default();
-        anyhow::ensure!(
-            api_version == format!("{group}/{}", other.name),
-            "{what} read as {} came back as `{api_version}`",
-            other.name
-        );
-    }
-
-    objects.delete(&name, &DeleteParams::default()).await?;
-    wait(&what, "to be deleted", || async {
-        Ok(objects.get_opt(&name).await?.is_none())
-    })
-    .await
-}
-
-/// Each validating webhook with an example it refuses (`refused()` in its module): created as
-/// a dry run, the API server asks the webhook, which refuses it.
-async fn validators_refuse_their_examples(client: &Client) -> anyhow::Result<()> {
-    let crds = api::crds()?;
-    for hook in webhook::hooks() {
-        let Some(example) = &hook.refused else {
-            continue;
-        };
-        let crd = crds
-            .iter()
-            .find(|c| c.spec.group == hook.group && c.spec.names.plural == hook.plural)
-            .with_context(|| format!("no CRD of this project serves {}", hook.plural))?;
-        let gvk = GroupVersionKind::gvk(&hook.group, &hook.version, &crd.spec.names.kind);
-        let resource = ApiResource::from_gvk_with_plural(&gvk, &hook.plural);
-        let objects: Api<DynamicObject> = if crd.spec.scope == "Namespaced" {
-            Api::namespaced_with(client.clone(), NAMESPACE, &resource)
-        } else {
-            Api::all_with(client.clone(), &resource)
-        };
-        let object: DynamicObject = serde_json::from_value(example.clone())?;
-        let dry_run = PostParams {
-            dry_run: true,
-            ..PostParams::default()
-        };
-        match objects.create(&dry_run, &object).await {
-            Err(kube::Error::Api(status)) if status.message.contains(&hook.name) => {}
-            Err(err) => {
-                return Err(err)
-                    .with_context(|| format!("{} did not refuse its example", hook.name));
-            }
-            Ok(_) => anyhow::bail!("{} let its example through", hook.name),
-        }
+    support::validators_refuse_their_examples(&client).await?;
+    let samples = support::samples()?;
+    anyhow::ensure!(!samples.is_empty(), "no sample in config/samples");
+    for path in samples {
+        let sample = Sample::read(&client, &path)?;
+        sample.apply("e2e").await?;
+        wait(&sample.what, "to become Available", TIMEOUT, || async {
+            let conditions = conditions(&sample.get().await?);
+            Ok(conditions
+                .iter()
+                .any(|c| c["type"] == "Available" && c["status"] == "True"))
+        })
+        .await?;
+        sample.read_in_every_version().await?;
+        sample.delete(TIMEOUT).await?;
     }
     Ok(())
 }
@@ -190,7 +77,7 @@ async fn webhooks_have_their_ca(client: &Client) -> anyhow::Result<()> {
         .into_iter()
         .filter_map(|crd| crd.metadata.name)
         .collect();
-    wait("the webhook configurations", "to get their CA", || async {
+    wait("the webhooks", "to get their CA", TIMEOUT, || async {
         let mut bundles = Vec::new();
         for name in &ours {
             let crd = crds.get(name).await?;
@@ -229,21 +116,4 @@ async fn client() -> anyhow::Result<Client> {
         .await
         .with_context(|| format!("no context {:?} in the kubeconfig", options.context))?;
     Ok(Client::try_from(config)?)
-}
-
-/// Polls `done` until it says yes, or fails after `TIMEOUT`.
-async fn wait<F, Fut>(what: &str, until: &str, mut done: F) -> anyhow::Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = anyhow::Result<bool>>,
-{
-    let deadline = tokio::time::Instant::now() + TIMEOUT;
-    while !done().await? {
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "waited {TIMEOUT:?} for {what} {until}"
-        );
-        tokio::time::sleep(POLL).await;
-    }
-    Ok(())
 }

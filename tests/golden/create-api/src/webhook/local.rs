@@ -41,6 +41,16 @@ const PREFIX: &str = concat!(env!("CARGO_PKG_NAME"), "-local-");
 /// How long the API server waits for a local hook before it lets the request through.
 const TIMEOUT_SECONDS: i32 = 5;
 
+/// What the API server does when a registered hook does not answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailurePolicy {
+    /// Let the request through: a manager on your machine that stopped or crashed cannot
+    /// block the cluster (`make run`).
+    Ignore,
+    /// Refuse the request: a test that a hook answered (`make test-integration`).
+    Fail,
+}
+
 /// The configurations registered for a local manager.
 pub struct Registered {
     client: Client,
@@ -58,6 +68,7 @@ pub async fn register(
     hooks: &[Hook],
     conversions: &[Conversion],
     cert_dir: &Path,
+    failure: FailurePolicy,
 ) -> anyhow::Result<Registered> {
     let host = host(url).with_context(|| {
         format!("--webhook-local-url {url}: not https://<host>[:<port>], the address the cluster's API server reaches this machine at")
@@ -75,11 +86,11 @@ pub async fn register(
     Ok(Registered {
         crds,
         mutating: match mutating {
-            Some(configuration) => Some(apply(&client, configuration, url, &ca).await?),
+            Some(configuration) => Some(apply(&client, configuration, url, &ca, failure).await?),
             None => None,
         },
         validating: match validating {
-            Some(configuration) => Some(apply(&client, configuration, url, &ca).await?),
+            Some(configuration) => Some(apply(&client, configuration, url, &ca, failure).await?),
             None => None,
         },
         client,
@@ -87,12 +98,13 @@ pub async fn register(
 }
 
 /// Registers `configuration` as `<project>-local-<its name>`, its webhooks at `url`, trusting
-/// `ca`, failing open; its name.
+/// `ca`; its name.
 async fn apply<C: Configuration>(
     client: &Client,
     mut configuration: C,
     url: &str,
     ca: &Option<ByteString>,
+    failure: FailurePolicy,
 ) -> anyhow::Result<String> {
     let name = format!("{PREFIX}{}", configuration.name_any());
     configuration.meta_mut().name = Some(name.clone());
@@ -101,7 +113,7 @@ async fn apply<C: Configuration>(
         hook.client_config.url = Some(format!("{url}{path}"));
         hook.client_config.service = None;
         hook.client_config.ca_bundle = ca.clone();
-        *hook.failure_policy = Some("Ignore".into());
+        *hook.failure_policy = Some(format!("{failure:?}"));
         *hook.timeout_seconds = Some(TIMEOUT_SECONDS);
     }
     let params = PatchParams::apply(PREFIX.trim_end_matches('-')).force();
@@ -267,7 +279,8 @@ mod tests {
             Hook::validating(validator),
         ];
         let url = "https://172.18.0.1:9443";
-        let registered = register(&objects.client(), url, &hooks, &[], &dir)
+        let ignore = FailurePolicy::Ignore;
+        let registered = register(&objects.client(), url, &hooks, &[], &dir, ignore)
             .await
             .unwrap();
         let path = format!(
