@@ -10,3 +10,4 @@ mod readme;
 mod webhooks;
 mod every_kind;
 mod conversion;
+mod leader;
