@@ -9,7 +9,6 @@
 use std::io::{Read as _, Write as _};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -17,7 +16,7 @@ use std::time::Duration;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 
 use crate::control_plane::free_port;
-use crate::project::{Project, turn};
+use crate::project::{Project, base64, turn};
 
 const CRD: &str = "crd/guestbooks.webapp.mock.com";
 
@@ -128,14 +127,6 @@ fn serving_certificate(dir: &Path) -> String {
     std::fs::write(dir.join("tls.crt"), cert.pem()).unwrap();
     std::fs::write(dir.join("tls.key"), key.serialize_pem()).unwrap();
     ca
-}
-
-/// `text` in base64 (coreutils' `base64`).
-fn base64(text: &str) -> String {
-    let file = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(file.path(), text).unwrap();
-    let output = Command::new("base64").arg("-w0").arg(file.path()).output().unwrap();
-    String::from_utf8(output.stdout).unwrap()
 }
 
 /// The status code of `GET /readyz` on the health port, if it answers.

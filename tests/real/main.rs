@@ -11,3 +11,4 @@ mod webhooks;
 mod every_kind;
 mod conversion;
 mod leader;
+mod self_signed;

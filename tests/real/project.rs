@@ -252,3 +252,11 @@ impl Drop for Running {
         }
     }
 }
+
+/// `bytes` in base64 (coreutils' `base64`), as Kubernetes writes bytes in JSON.
+pub fn base64(bytes: impl AsRef<[u8]>) -> String {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    fs::write(file.path(), bytes).unwrap();
+    let output = Command::new("base64").arg("-w0").arg(file.path()).output().unwrap();
+    String::from_utf8(output.stdout).unwrap()
+}

@@ -37,7 +37,6 @@ use kube::api::{Api, Patch, PatchParams};
 use tokio_util::sync::CancellationToken;
 
 use guestbook::server::BindAddress;
-use guestbook::webhook::local::{self, FailurePolicy};
 use guestbook::{api, controller, webhook};
 
 use support::{Sample, conditions, wait};
@@ -58,9 +57,9 @@ async fn every_sample_is_reconciled_and_every_webhook_answers() -> anyhow::Resul
         let port = envtest::free_port()?;
         let url = format!("https://127.0.0.1:{port}");
         let certs = env.dir.join("webhook-certs");
-        let fail = FailurePolicy::Fail;
-        registered =
-            Some(local::register(&client, &url, &hooks, &conversions, &certs, fail).await?);
+        let fail = webhook::local::FailurePolicy::Fail;
+        let local = webhook::local::register(&client, &url, &hooks, &conversions, &certs, fail);
+        registered = Some(local.await?);
         let address = BindAddress::Address(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
         webhook::serve(address, &certs, false, hooks, conversions, serving.clone())?;
     }

@@ -94,13 +94,19 @@ impl SelfSigned {
             let existing = secrets.get_opt(&self.secret).await.with_context(what)?;
             let (certs, created) = match &existing {
                 None => (Certs::new(&names)?, true),
-                Some(secret) => {
-                    let certs = Certs::from_secret(secret).with_context(what)?;
-                    if !certs.needs_renewal(&names, OffsetDateTime::now_utc()) {
+                Some(secret) => match Certs::from_secret(secret) {
+                    Ok(certs) if !certs.needs_renewal(&names, OffsetDateTime::now_utc()) => {
                         break certs;
                     }
-                    (certs.renew(&names)?, false)
-                }
+                    Ok(certs) => (certs.renew(&names)?, false),
+                    // Not one this manager wrote (cert-manager's, left after switching modes):
+                    // a new CA replaces it, rather than an exit at every start.
+                    Err(err) => {
+                        let error = format!("{err:#}");
+                        tracing::warn!(%error, secret = %self.secret, "replacing a webhook Secret this manager did not write");
+                        (Certs::new(&names)?, false)
+                    }
+                },
             };
             let mut secret = certs.to_secret(&self.secret);
             let written = match (created, existing) {
@@ -538,6 +544,29 @@ mod tests {
         assert_eq!(renewed.ca_cert, old.ca_cert);
         assert_ne!(renewed.tls_cert, old.tls_cert);
         assert!(!renewed.needs_renewal(&names(), OffsetDateTime::now_utc()));
+    }
+
+    #[tokio::test]
+    async fn a_secret_the_manager_did_not_write_is_replaced() {
+        let objects = Objects::default();
+        seed(&objects);
+        // cert-manager's: a TLS Secret without the manager's annotations or CA key.
+        let theirs = json!({
+            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": "webhook-server-cert", "namespace": "system",
+                         "resourceVersion": "7"},
+            "data": {"tls.crt": "Zm9v", "tls.key": "YmFy", "ca.crt": "YmF6"},
+        });
+        objects.insert(SECRET, theirs);
+        let dir = tempdir("foreign");
+        self_signed()
+            .provide(&objects.client(), &dir)
+            .await
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let secret: Secret = serde_json::from_value(objects.get(SECRET).unwrap()).unwrap();
+        let ours = Certs::from_secret(&secret).unwrap();
+        assert!(!ours.needs_renewal(&names(), OffsetDateTime::now_utc()));
     }
 
     fn tempdir(name: &str) -> std::path::PathBuf {
