@@ -38,6 +38,16 @@ fn every_kind_of_controller_runs_with_the_generated_rbac() {
         project.scaffold(&[&["create", "api"][..], args].concat());
     }
     project.run("make", &["manifests", "install"]);
+    // The API server authorizes: a user without rights cannot read the kind (so a manager
+    // whose requests are never forbidden has the rights it needs).
+    let nobody = std::process::Command::new(project.plane.kubectl_binary())
+        .arg("--kubeconfig")
+        .arg(&project.plane.nobody)
+        .args(["get", "guestbooks.webapp.mock.com"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&nobody.stderr);
+    assert!(!nobody.status.success() && said.contains("forbidden"), "{said}");
     project.kubectl(&["apply", "--server-side", "-f", CERTIFICATE_CRD]);
     project.kubectl(&["wait", "--for=condition=Established", "crd", "--all", "--timeout=30s"]);
 

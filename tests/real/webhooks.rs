@@ -20,10 +20,14 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
         &[&["create", "webhook"][..], &guestbook, &["--defaulting", "--programmatic-validation"]].concat(),
     );
 
-    // A protected group: `make manifests` keeps the annotation and the API server takes it.
+    // A protected group: `create api` writes the annotation, `make manifests` the same bytes,
+    // and the API server takes the CRD.
+    let file = project.dir.join("config/crd/bases/webapp.k8s.io_guestbooks.yaml");
+    let scaffolded = std::fs::read_to_string(&file).unwrap();
     project.run("make", &["manifests", "install"]);
-    let crd = std::fs::read_to_string(project.dir.join("config/crd/bases/webapp.k8s.io_guestbooks.yaml")).unwrap();
+    let crd = std::fs::read_to_string(&file).unwrap();
     assert!(crd.contains("api-approved.kubernetes.io:"), "{crd}");
+    assert_eq!(scaffolded, crd, "make manifests rewrote the CRD create api wrote");
     project.kubectl(&["wait", "--for=condition=Established", "crd/guestbooks.webapp.k8s.io", "--timeout=30s"]);
     let annotations = project.kubectl(&["get", "crd/guestbooks.webapp.k8s.io", "-o", "jsonpath={.metadata.annotations}"]);
     assert!(annotations.contains("unapproved, experimental-only"), "{annotations}");
