@@ -32,8 +32,6 @@ pub struct ControlPlane {
     pub admin: PathBuf,
     /// A kubeconfig of a user with no rights.
     pub nobody: PathBuf,
-    /// The API server's CA, PEM.
-    pub ca: String,
     processes: Vec<Supervised>,
 }
 
@@ -66,7 +64,12 @@ pub fn assets() -> PathBuf {
 impl ControlPlane {
     fn start() -> Self {
         let assets = assets();
-        for binary in ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl"] {
+        for binary in [
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kubectl",
+        ] {
             assert!(
                 assets.join(binary).is_file(),
                 "no {binary} in {}: run scripts/control-plane",
@@ -100,13 +103,19 @@ impl ControlPlane {
         fs::write(path("apiserver.key"), serving_key.serialize_pem()).unwrap();
         // Signs and checks ServiceAccount tokens (`kubectl create token`).
         let service_accounts = KeyPair::generate().unwrap();
-        fs::write(path("service-account.key"), service_accounts.serialize_pem()).unwrap();
-        fs::write(path("service-account.pub"), service_accounts.public_key_pem()).unwrap();
+        fs::write(
+            path("service-account.key"),
+            service_accounts.serialize_pem(),
+        )
+        .unwrap();
+        fs::write(
+            path("service-account.pub"),
+            service_accounts.public_key_pem(),
+        )
+        .unwrap();
         fs::write(
             path("tokens.csv"),
-            format!(
-                "{ADMIN_TOKEN},admin,admin,\"system:masters\"\n{NOBODY_TOKEN},nobody,nobody\n"
-            ),
+            format!("{ADMIN_TOKEN},admin,admin,\"system:masters\"\n{NOBODY_TOKEN},nobody,nobody\n"),
         )
         .unwrap();
 
@@ -160,13 +169,16 @@ impl ControlPlane {
         let nobody = dir.join("nobody.kubeconfig");
         let ca_file = dir.join("ca.crt");
         fs::write(&admin, kubeconfig(&server, &ca_file, "admin", ADMIN_TOKEN)).unwrap();
-        fs::write(&nobody, kubeconfig(&server, &ca_file, "nobody", NOBODY_TOKEN)).unwrap();
+        fs::write(
+            &nobody,
+            kubeconfig(&server, &ca_file, "nobody", NOBODY_TOKEN),
+        )
+        .unwrap();
         let mut plane = ControlPlane {
             assets,
             server,
             admin,
             nobody,
-            ca,
             processes,
             dir,
         };

@@ -18,52 +18,129 @@ use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use crate::control_plane::free_port;
 use crate::project::{Project, base64, turn};
 
-const CRD: &str = "crd/guestbooks.webapp.mock.com";
+const CRD: &str = "crd/guestbooks.webapp.convert.example";
 
 #[test]
 fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
     let _turn = turn();
-    let project = Project::init("convert", &["--domain", "mock.com"]);
+    let project = Project::init("convert", &["--domain", "convert.example"]);
     let kind = ["--group", "webapp", "--kind", "Guestbook"];
-    project.scaffold(&[&["create", "api", "--version", "v1", "--resource", "--controller"][..], &kind].concat());
-    project.scaffold(&[&["create", "api", "--version", "v2", "--storage-version", "--resource"][..], &kind].concat());
-    project.scaffold(&[&["create", "webhook", "--version", "v2", "--conversion", "--spoke", "v1"][..], &kind].concat());
     project.scaffold(
-        &[&["create", "webhook", "--version", "v1", "--defaulting", "--programmatic-validation"][..], &kind].concat(),
+        &[
+            &[
+                "create",
+                "api",
+                "--version",
+                "v1",
+                "--resource",
+                "--controller",
+            ][..],
+            &kind,
+        ]
+        .concat(),
+    );
+    project.scaffold(
+        &[
+            &[
+                "create",
+                "api",
+                "--version",
+                "v2",
+                "--storage-version",
+                "--resource",
+            ][..],
+            &kind,
+        ]
+        .concat(),
+    );
+    project.scaffold(
+        &[
+            &[
+                "create",
+                "webhook",
+                "--version",
+                "v2",
+                "--conversion",
+                "--spoke",
+                "v1",
+            ][..],
+            &kind,
+        ]
+        .concat(),
+    );
+    project.scaffold(
+        &[
+            &[
+                "create",
+                "webhook",
+                "--version",
+                "v1",
+                "--defaulting",
+                "--programmatic-validation",
+            ][..],
+            &kind,
+        ]
+        .concat(),
     );
     project.run("make", &["manifests", "install"]);
     project.kubectl(&["wait", "--for=condition=Established", CRD, "--timeout=30s"]);
     project.run("cargo", &["build", "--bin", &project.name]);
     let client_config = |field: &str| {
-        project.kubectl(&["get", CRD, "-o", &format!("jsonpath={{.spec.conversion.webhook.clientConfig.{field}}}")])
+        project.kubectl(&[
+            "get",
+            CRD,
+            "-o",
+            &format!("jsonpath={{.spec.conversion.webhook.clientConfig.{field}}}"),
+        ])
     };
     assert_eq!(client_config("service.name"), "webhook-service");
 
     // make run: the CRD's conversion points at the local manager.
     let manager = project.start_run(&["WEBHOOK_LOCAL_URL=https://127.0.0.1:9443"]);
-    project.wait("the local webhooks registered and served", 60, || manager.log(), || {
-        manager.log().contains("local webhooks registered") && TcpStream::connect("127.0.0.1:9443").is_ok()
-    });
+    project.wait(
+        "the local webhooks registered and served",
+        60,
+        || manager.log(),
+        || {
+            manager.log().contains("local webhooks registered")
+                && TcpStream::connect("127.0.0.1:9443").is_ok()
+        },
+    );
     assert_eq!(client_config("url"), "https://127.0.0.1:9443/convert");
     assert_eq!(client_config("service"), "");
     let output = project.apply(
-        "apiVersion: webapp.mock.com/v1\nkind: Guestbook\nmetadata: {name: first, namespace: default}\nspec: {foo: bar}\n",
+        "apiVersion: webapp.convert.example/v1\nkind: Guestbook\nmetadata: {name: first, namespace: default}\nspec: {foo: bar}\n",
     );
-    assert!(output.status.success(), "{}\n{}", String::from_utf8_lossy(&output.stderr), manager.log());
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        manager.log()
+    );
     for version in ["v2", "v1"] {
         let read = project.kubectl(&[
-            "get", &format!("guestbooks.{version}.webapp.mock.com/first"), "-o", "jsonpath={.apiVersion} {.spec.foo}",
+            "get",
+            &format!("guestbooks.{version}.webapp.convert.example/first"),
+            "-o",
+            "jsonpath={.apiVersion} {.spec.foo}",
         ]);
-        assert_eq!(read, format!("webapp.mock.com/{version} bar"));
+        assert_eq!(read, format!("webapp.convert.example/{version} bar"));
     }
     let available = || {
         let output = project.kubectl_output(&[
-            "get", "guestbooks.v1.webapp.mock.com/first", "-o",
+            "get",
+            "guestbooks.v1.webapp.convert.example/first",
+            "-o",
             "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
         ]);
         String::from_utf8_lossy(&output.stdout).trim() == "True"
     };
-    project.wait("the v1 controller reconciles the stored v2 object", 60, || manager.log(), available);
+    project.wait(
+        "the v1 controller reconciles the stored v2 object",
+        60,
+        || manager.log(),
+        available,
+    );
     // Ctrl-C: the conversion is put back as `make install` left it.
     let (_, log) = manager.interrupt(20);
     assert_eq!(client_config("service.name"), "webhook-service", "{log}");
@@ -80,15 +157,30 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
         service.port
     );
     project.kubectl(&["patch", CRD, "--type=merge", "-p", &patch]);
-    let mut command = project.command(&project.manager(), &["--webhook-cert-path", certs.path().to_str().unwrap()]);
+    let mut command = project.command(
+        &project.manager(),
+        &["--webhook-cert-path", certs.path().to_str().unwrap()],
+    );
     command.env("RUST_LOG", "info");
     let manager = project.start(command);
-    project.wait("the restarted manager ready, its objects stored in v2", 60, || manager.log(), || {
-        readyz(8081) == Some(200)
-    });
-    project.wait("v1 read through the conversion", 30, || manager.log(), available);
+    project.wait(
+        "the restarted manager ready, its objects stored in v2",
+        60,
+        || manager.log(),
+        || readyz(8081) == Some(200),
+    );
+    project.wait(
+        "v1 read through the conversion",
+        30,
+        || manager.log(),
+        available,
+    );
 
-    project.kubectl(&["delete", "guestbooks.v1.webapp.mock.com/first", "--timeout=30s"]);
+    project.kubectl(&[
+        "delete",
+        "guestbooks.v1.webapp.convert.example/first",
+        "--timeout=30s",
+    ]);
     manager.signal("TERM");
     let (status, log) = manager.wait_exit(30);
     assert!(status.success(), "{log}");
@@ -102,14 +194,27 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
 /// `make test-integration` in `project`: refused with `error:` and `help:` without
 /// `KUBEBUILDER_ASSETS`, passing with the control plane's binaries.
 pub fn integration_test(project: &Project) {
-    let output = project.command("make", &["test-integration"]).env_remove("KUBEBUILDER_ASSETS").output().unwrap();
+    let output = project
+        .command("make", &["test-integration"])
+        .env_remove("KUBEBUILDER_ASSETS")
+        .output()
+        .unwrap();
     let said = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "test-integration ran without assets");
-    assert!(said.contains("error: no etcd and kube-apiserver in KUBEBUILDER_ASSETS"), "{said}");
+    assert!(
+        !output.status.success(),
+        "test-integration ran without assets"
+    );
+    assert!(
+        said.contains("error: no etcd and kube-apiserver in KUBEBUILDER_ASSETS"),
+        "{said}"
+    );
     assert!(said.contains("help: with Go:"), "{said}");
     let assets = format!("KUBEBUILDER_ASSETS={}", project.plane.assets.display());
     let out = project.run("make", &["test-integration", &assets]);
-    assert!(out.contains("test every_sample_is_reconciled_and_every_webhook_answers ... ok"), "{out}");
+    assert!(
+        out.contains("test every_sample_is_reconciled_and_every_webhook_answers ... ok"),
+        "{out}"
+    );
 }
 
 /// A CA and a serving certificate for 127.0.0.1 in `dir` (`tls.crt`, `tls.key`); the CA, PEM.
@@ -133,7 +238,9 @@ fn serving_certificate(dir: &Path) -> String {
 fn readyz(port: u16) -> Option<u16> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    stream.write_all(b"GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n").ok()?;
+    stream
+        .write_all(b"GET /readyz HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        .ok()?;
     let mut answer = String::new();
     stream.read_to_string(&mut answer).ok()?;
     answer.split_whitespace().nth(1)?.parse().ok()

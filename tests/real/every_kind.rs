@@ -9,29 +9,89 @@ use std::fs;
 
 use crate::project::{Project, turn};
 
-const CERTIFICATE_CRD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/crds/certificate.yaml");
-const BACKUP_CRD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/crds/backup.yaml");
+const CERTIFICATE_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/crds/certificate.yaml"
+);
+const BACKUP_CRD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/crds/backup.yaml"
+);
 const NAMESPACE: &str = "every-system";
 
 /// The kinds config/default makes for the manager's identity and rights.
-const RBAC_KINDS: &[&str] = &["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
+const RBAC_KINDS: &[&str] = &[
+    "Namespace",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+];
 
 #[test]
 fn every_kind_of_controller_runs_with_the_generated_rbac() {
     let _turn = turn();
-    let project = Project::init("every", &["--domain", "mock.com"]);
+    let project = Project::init("every", &["--domain", "every.example"]);
     for args in [
-        &["--group", "webapp", "--version", "v1", "--kind", "Guestbook", "--resource", "--controller"][..],
-        &["--group", "webapp", "--version", "v1", "--kind", "Site", "--owns", "apps/v1/Deployment", "--resource", "--controller"],
         &[
-            "--group", "cache", "--version", "v1alpha1", "--kind", "Memcached",
-            "--image", "memcached:1.6.26-alpine3.19", "--image-container-port", "11211",
-            "--plugins", "deploy-image/v1-alpha", "--resource", "--controller",
+            "--group",
+            "webapp",
+            "--version",
+            "v1",
+            "--kind",
+            "Guestbook",
+            "--resource",
+            "--controller",
+        ][..],
+        &[
+            "--group",
+            "webapp",
+            "--version",
+            "v1",
+            "--kind",
+            "Site",
+            "--owns",
+            "apps/v1/Deployment",
+            "--resource",
+            "--controller",
         ],
-        &["--group", "apps", "--version", "v1", "--kind", "Deployment", "--controller"],
         &[
-            "--group", "cert-manager.io", "--version", "v1", "--kind", "Certificate",
-            "--controller", "--resource=false", "--external-api-crd", CERTIFICATE_CRD,
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine3.19",
+            "--image-container-port",
+            "11211",
+            "--plugins",
+            "deploy-image/v1-alpha",
+            "--resource",
+            "--controller",
+        ],
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--controller",
+        ],
+        &[
+            "--group",
+            "cert-manager.io",
+            "--version",
+            "v1",
+            "--kind",
+            "Certificate",
+            "--controller",
+            "--resource=false",
+            "--external-api-crd",
+            CERTIFICATE_CRD,
         ],
         &["--from-crd", BACKUP_CRD, "--controller"],
     ] {
@@ -43,31 +103,53 @@ fn every_kind_of_controller_runs_with_the_generated_rbac() {
     let nobody = std::process::Command::new(project.plane.kubectl_binary())
         .arg("--kubeconfig")
         .arg(&project.plane.nobody)
-        .args(["get", "guestbooks.webapp.mock.com"])
+        .args(["get", "guestbooks.webapp.every.example"])
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&nobody.stderr);
-    assert!(!nobody.status.success() && said.contains("forbidden"), "{said}");
+    assert!(
+        !nobody.status.success() && said.contains("forbidden"),
+        "{said}"
+    );
     project.kubectl(&["apply", "--server-side", "-f", CERTIFICATE_CRD]);
-    project.kubectl(&["wait", "--for=condition=Established", "crd", "--all", "--timeout=30s"]);
+    project.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd",
+        "--all",
+        "--timeout=30s",
+    ]);
 
     // The manager's identity and rights, exactly as config/default deploys them.
     let default = project.kubectl(&["kustomize", "config/default"]);
     let rbac: Vec<&str> = default
         .split("\n---\n")
-        .filter(|doc| RBAC_KINDS.iter().any(|kind| doc.lines().any(|l| l == format!("kind: {kind}"))))
+        .filter(|doc| {
+            RBAC_KINDS
+                .iter()
+                .any(|kind| doc.lines().any(|l| l == format!("kind: {kind}")))
+        })
         .collect();
     let file = project.dir.join("rbac.yaml");
     fs::write(&file, rbac.join("\n---\n")).unwrap();
     project.kubectl(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
     let token = project.kubectl(&[
-        "create", "token", "every-controller-manager", "-n", NAMESPACE, "--duration=1h",
+        "create",
+        "token",
+        "every-controller-manager",
+        "-n",
+        NAMESPACE,
+        "--duration=1h",
     ]);
-    let kubeconfig = project.plane.kubeconfig_for("every-controller-manager", token.trim());
+    let kubeconfig = project
+        .plane
+        .kubeconfig_for("every-controller-manager", token.trim());
 
     project.run("cargo", &["build", "--bin", "every"]);
     let mut command = project.command(&project.manager(), &["--leader-elect"]);
-    command.env("KUBECONFIG", &kubeconfig).env("POD_NAMESPACE", NAMESPACE);
+    command
+        .env("KUBECONFIG", &kubeconfig)
+        .env("POD_NAMESPACE", NAMESPACE);
     let manager = project.start(command);
     let log = || manager.log();
 
@@ -83,37 +165,67 @@ metadata: {name: site, namespace: default}
 spec: {secretName: site-tls, issuerRef: {name: ca}}
 ";
     let output = project.apply(objects);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 
     let condition = |object: &str, type_: &str| {
         let output = project.kubectl_output(&[
-            "get", object, "-o",
+            "get",
+            object,
+            "-o",
             &format!("jsonpath={{.status.conditions[?(@.type==\"{type_}\")].status}}"),
         ]);
         String::from_utf8_lossy(&output.stdout).trim().to_string()
     };
-    project.wait("guestbook-sample Available", 60, log, || condition("guestbook/guestbook-sample", "Available") == "True");
+    project.wait("guestbook-sample Available", 60, log, || {
+        condition("guestbook/guestbook-sample", "Available") == "True"
+    });
 
     // Owned Deployments: a controller reference to their owner.
     let owner_of = |deployment: &str| {
-        let output = project.kubectl_output(&["get", "deployment", deployment, "-o", "jsonpath={.metadata.ownerReferences}"]);
+        let output = project.kubectl_output(&[
+            "get",
+            "deployment",
+            deployment,
+            "-o",
+            "jsonpath={.metadata.ownerReferences}",
+        ]);
         String::from_utf8_lossy(&output.stdout).to_string()
     };
     for (deployment, kind) in [("site-sample", "Site"), ("memcached-sample", "Memcached")] {
-        project.wait(&format!("the {kind}'s Deployment"), 60, log, || !owner_of(deployment).is_empty());
+        project.wait(&format!("the {kind}'s Deployment"), 60, log, || {
+            !owner_of(deployment).is_empty()
+        });
         let refs: serde_json::Value = serde_json::from_str(&owner_of(deployment)).unwrap();
         assert_eq!(refs[0]["kind"], kind, "{refs}");
         assert_eq!(refs[0]["controller"], true, "{refs}");
         // The Deployments' pods never start here (no kubelet): their owners wait, Progressing.
         project.wait(&format!("the {kind} Progressing"), 60, log, || {
-            condition(&format!("{}/{deployment}", kind.to_lowercase()), "Progressing") == "True"
+            condition(
+                &format!("{}/{deployment}", kind.to_lowercase()),
+                "Progressing",
+            ) == "True"
         });
     }
 
     // A spec change reaches the Deployment.
-    project.kubectl(&["patch", "memcached/memcached-sample", "--type=merge", "-p", r#"{"spec":{"size":2}}"#]);
+    project.kubectl(&[
+        "patch",
+        "memcached/memcached-sample",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"size":2}}"#,
+    ]);
     project.wait("the Deployment follows the spec", 60, log, || {
-        let output = project.kubectl_output(&["get", "deployment/memcached-sample", "-o", "jsonpath={.spec.replicas}"]);
+        let output = project.kubectl_output(&[
+            "get",
+            "deployment/memcached-sample",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ]);
         String::from_utf8_lossy(&output.stdout).trim() == "2"
     });
 
@@ -121,48 +233,96 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     // manager's alone, so it can take it back.
     let audited = |status: &str| {
         format!(
-            "apiVersion: webapp.mock.com/v1\nkind: Guestbook\nmetadata: {{name: guestbook-sample, namespace: default}}\nstatus:\n  conditions:{status}\n"
+            "apiVersion: webapp.every.example/v1\nkind: Guestbook\nmetadata: {{name: guestbook-sample, namespace: default}}\nstatus:\n  conditions:{status}\n"
         )
     };
     let apply_status = |manifest: String| {
         let file = project.dir.join("audited.yaml");
         fs::write(&file, manifest).unwrap();
         project.kubectl(&[
-            "apply", "--server-side", "--field-manager=auditor", "--subresource=status", "-f", file.to_str().unwrap(),
+            "apply",
+            "--server-side",
+            "--field-manager=auditor",
+            "--subresource=status",
+            "-f",
+            file.to_str().unwrap(),
         ]);
     };
     apply_status(audited(
         "\n  - {type: Audited, status: \"True\", reason: Checked, message: ok, lastTransitionTime: \"2026-11-24T00:00:00Z\"}",
     ));
     // A spec change makes the controller apply its status again.
-    project.kubectl(&["patch", "guestbook/guestbook-sample", "--type=merge", "-p", r#"{"spec":{"foo":"changed"}}"#]);
+    project.kubectl(&[
+        "patch",
+        "guestbook/guestbook-sample",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"foo":"changed"}}"#,
+    ]);
     project.wait("the controller observes generation 2", 60, log, || {
-        let output = project.kubectl_output(&["get", "guestbook/guestbook-sample", "-o", "jsonpath={.status.observedGeneration}"]);
+        let output = project.kubectl_output(&[
+            "get",
+            "guestbook/guestbook-sample",
+            "-o",
+            "jsonpath={.status.observedGeneration}",
+        ]);
         String::from_utf8_lossy(&output.stdout).trim() == "2"
     });
-    assert_eq!(condition("guestbook/guestbook-sample", "Audited"), "True", "the controller's apply dropped another manager's condition");
+    assert_eq!(
+        condition("guestbook/guestbook-sample", "Audited"),
+        "True",
+        "the controller's apply dropped another manager's condition"
+    );
     apply_status(audited(" []"));
     assert_eq!(
         condition("guestbook/guestbook-sample", "Audited"),
         "",
         "the controller co-owns another manager's condition:\n{}",
-        project.kubectl(&["get", "guestbook/guestbook-sample", "-o", "yaml", "--show-managed-fields"])
+        project.kubectl(&[
+            "get",
+            "guestbook/guestbook-sample",
+            "-o",
+            "yaml",
+            "--show-managed-fields"
+        ])
     );
     assert_eq!(condition("guestbook/guestbook-sample", "Available"), "True");
 
     // The owner deleted, the garbage collector deletes its Deployment.
     project.kubectl(&["delete", "memcached/memcached-sample", "--timeout=30s"]);
-    project.wait("the garbage collector deletes the Deployment", 60, log, || {
-        !project.kubectl_output(&["get", "deployment/memcached-sample"]).status.success()
-    });
+    project.wait(
+        "the garbage collector deletes the Deployment",
+        60,
+        log,
+        || {
+            !project
+                .kubectl_output(&["get", "deployment/memcached-sample"])
+                .status
+                .success()
+        },
+    );
 
     // SIGTERM: the manager stops and gives the lease up.
     manager.signal("TERM");
     let (status, log) = manager.wait_exit(30);
     assert!(status.success(), "the manager failed on SIGTERM:\n{log}");
-    let forbidden: Vec<&str> = log.lines().filter(|l| l.to_lowercase().contains("forbidden") || l.contains(" 403")).collect();
-    assert!(forbidden.is_empty(), "requests the generated RBAC does not allow:\n{}", forbidden.join("\n"));
-    let holder = project.kubectl(&["get", "lease", "-n", NAMESPACE, "-o", "jsonpath={.items[*].spec.holderIdentity}"]);
+    let forbidden: Vec<&str> = log
+        .lines()
+        .filter(|l| l.to_lowercase().contains("forbidden") || l.contains(" 403"))
+        .collect();
+    assert!(
+        forbidden.is_empty(),
+        "requests the generated RBAC does not allow:\n{}",
+        forbidden.join("\n")
+    );
+    let holder = project.kubectl(&[
+        "get",
+        "lease",
+        "-n",
+        NAMESPACE,
+        "-o",
+        "jsonpath={.items[*].spec.holderIdentity}",
+    ]);
     assert_eq!(holder.trim(), "", "the lease was not released:\n{log}");
     project.run("make", &["uninstall"]);
 

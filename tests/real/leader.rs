@@ -12,39 +12,81 @@ const LEASE: &str = "lease/leader-leader-election";
 #[test]
 fn a_frozen_leader_loses_the_lease_to_the_standby() {
     let _turn = turn();
-    let project = Project::init("leader", &["--domain", "mock.com"]);
-    project.scaffold(&["create", "api", "--group", "webapp", "--version", "v1", "--kind", "Guestbook", "--resource", "--controller"]);
+    let project = Project::init("leader", &["--domain", "leader.example"]);
+    project.scaffold(&[
+        "create",
+        "api",
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+        "--resource",
+        "--controller",
+    ]);
     project.run("make", &["manifests", "install"]);
     project.run("cargo", &["build", "--bin", "leader"]);
     let start = |identity: &str| -> Running {
         let (health, metrics) = (format!(":{}", free_port()), format!(":{}", free_port()));
         let args = [
-            "--leader-elect", "--leader-election-namespace=default",
-            "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s", "--leader-elect-retry-period=1s",
-            "--health-probe-bind-address", &health, "--metrics-bind-address", &metrics, "--webhook-bind-address=0",
+            "--leader-elect",
+            "--leader-election-namespace=default",
+            "--leader-elect-lease-duration=4s",
+            "--leader-elect-renew-deadline=3s",
+            "--leader-elect-retry-period=1s",
+            "--health-probe-bind-address",
+            &health,
+            "--metrics-bind-address",
+            &metrics,
+            "--webhook-bind-address=0",
         ];
         let mut command = project.command(&project.manager(), &args);
         command.env("POD_NAME", identity);
         project.start(command)
     };
     let holder = || {
-        let output = project.kubectl_output(&["get", LEASE, "-o", "jsonpath={.spec.holderIdentity}"]);
+        let output =
+            project.kubectl_output(&["get", LEASE, "-o", "jsonpath={.spec.holderIdentity}"]);
         String::from_utf8_lossy(&output.stdout).trim().to_string()
     };
 
     let first = start("first");
-    project.wait("the first manager leads", 30, || first.log(), || holder() == "first");
+    project.wait(
+        "the first manager leads",
+        30,
+        || first.log(),
+        || holder() == "first",
+    );
     let second = start("second");
-    project.wait("the second manager waits", 30, || second.log(), || second.log().contains("waiting to lead"));
+    project.wait(
+        "the second manager waits",
+        30,
+        || second.log(),
+        || second.log().contains("waiting to lead"),
+    );
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(holder(), "first", "the standby took a lease that was renewed:\n{}", second.log());
+    assert_eq!(
+        holder(),
+        "first",
+        "the standby took a lease that was renewed:\n{}",
+        second.log()
+    );
 
     // Frozen: no renewal; the standby takes over once the lease duration has passed.
     first.signal("STOP");
     let frozen = Instant::now();
-    project.wait("the standby takes the lease", 20, || second.log(), || holder() == "second");
+    project.wait(
+        "the standby takes the lease",
+        20,
+        || second.log(),
+        || holder() == "second",
+    );
     let took = frozen.elapsed();
-    assert!(took >= Duration::from_secs(3), "taken after {took:?}, before the lease ran out");
+    assert!(
+        took >= Duration::from_secs(3),
+        "taken after {took:?}, before the lease ran out"
+    );
     assert!(second.log().contains("starting controllers"));
 
     // Thawed, the old leader finds its lease gone and exits, so that one replica reconciles.

@@ -5,10 +5,10 @@
 //! (`project::turn`), since they share it, a project, and the manager's ports.
 
 mod control_plane;
+mod conversion;
+mod every_kind;
+mod leader;
 mod project;
 mod readme;
-mod webhooks;
-mod every_kind;
-mod conversion;
-mod leader;
 mod self_signed;
+mod webhooks;

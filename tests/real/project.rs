@@ -180,7 +180,13 @@ impl Project {
 
     /// Polls `ready` every 250 ms for at most `seconds`; panics naming `what` if it never
     /// holds, with `context`'s text.
-    pub fn wait(&self, what: &str, seconds: u64, context: impl Fn() -> String, mut ready: impl FnMut() -> bool) {
+    pub fn wait(
+        &self,
+        what: &str,
+        seconds: u64,
+        context: impl Fn() -> String,
+        mut ready: impl FnMut() -> bool,
+    ) {
         let deadline = Instant::now() + Duration::from_secs(seconds);
         while Instant::now() < deadline {
             if ready() {
@@ -207,7 +213,11 @@ impl Running {
     /// a terminal does for SIGINT.
     pub fn signal(&self, signal: &str) {
         let status = Command::new("kill")
-            .args([&format!("-{signal}"), "--", &format!("-{}", self.child.id())])
+            .args([
+                &format!("-{signal}"),
+                "--",
+                &format!("-{}", self.child.id()),
+            ])
             .status()
             .unwrap();
         assert!(status.success(), "kill -{signal} failed");
@@ -257,6 +267,10 @@ impl Drop for Running {
 pub fn base64(bytes: impl AsRef<[u8]>) -> String {
     let file = tempfile::NamedTempFile::new().unwrap();
     fs::write(file.path(), bytes).unwrap();
-    let output = Command::new("base64").arg("-w0").arg(file.path()).output().unwrap();
+    let output = Command::new("base64")
+        .arg("-w0")
+        .arg(file.path())
+        .output()
+        .unwrap();
     String::from_utf8(output.stdout).unwrap()
 }

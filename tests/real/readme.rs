@@ -22,13 +22,35 @@ fn available(project: &Project, object: &str) -> String {
 fn the_readme_sequence_installs_runs_and_uninstalls() {
     let _turn = turn();
     let project = Project::init("guestbook", &["--domain", "mock.com"]);
-    project.scaffold(&["create", "api", "--group", "webapp", "--version", "v1", "--kind", "Guestbook"]);
     project.scaffold(&[
-        "create", "api", "--group", "webapp", "--version", "v1", "--kind", "Ledger", "--finalizer",
+        "create",
+        "api",
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ]);
+    project.scaffold(&[
+        "create",
+        "api",
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Ledger",
+        "--finalizer",
     ]);
     project.run("make", &["manifests", "install"]);
     for crd in ["guestbooks.webapp.mock.com", "ledgers.webapp.mock.com"] {
-        project.kubectl(&["wait", "--for=condition=Established", &format!("crd/{crd}"), "--timeout=30s"]);
+        project.kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            &format!("crd/{crd}"),
+            "--timeout=30s",
+        ]);
     }
     // Build first: `make run` would compile while the test's clock runs.
     project.run("cargo", &["build", "--bin", &project.name]);
@@ -37,20 +59,34 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
     project.kubectl(&["apply", "-k", "config/samples"]);
     let objects = ["guestbook/guestbook-sample", "ledger/ledger-sample"];
     for object in objects {
-        project.wait(&format!("{object} Available"), 60, || manager.log(), || {
-            available(&project, object) == "True"
-        });
+        project.wait(
+            &format!("{object} Available"),
+            60,
+            || manager.log(),
+            || available(&project, object) == "True",
+        );
     }
     // The running manager put its finalizer on the Ledger and removes it when it is deleted.
-    let finalizers = project.kubectl(&["get", "ledger/ledger-sample", "-o", "jsonpath={.metadata.finalizers}"]);
-    assert!(finalizers.contains("webapp.mock.com/"), "no finalizer of the project: {finalizers}");
+    let finalizers = project.kubectl(&[
+        "get",
+        "ledger/ledger-sample",
+        "-o",
+        "jsonpath={.metadata.finalizers}",
+    ]);
+    assert!(
+        finalizers.contains("webapp.mock.com/"),
+        "no finalizer of the project: {finalizers}"
+    );
     project.kubectl(&["delete", "ledger/ledger-sample", "--timeout=30s"]);
 
     // Ctrl-C stops the manager (make reports the interrupt).
     project.kubectl(&["apply", "-k", "config/samples"]);
-    project.wait("the Ledger gets its finalizer again", 30, || manager.log(), || {
-        available(&project, "ledger/ledger-sample") == "True"
-    });
+    project.wait(
+        "the Ledger gets its finalizer again",
+        30,
+        || manager.log(),
+        || available(&project, "ledger/ledger-sample") == "True",
+    );
     let started = Instant::now();
     let (_, log) = manager.interrupt(20);
     assert!(started.elapsed() < Duration::from_secs(20));
@@ -59,13 +95,27 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
     // With the manager stopped, the Ledger's finalizer holds: uninstall stops in time.
     let started = Instant::now();
     let output = project.output("make", &["uninstall", "DELETE_TIMEOUT=5s"]);
-    let said = String::from_utf8_lossy(&output.stdout).to_string() + &String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "uninstall succeeded with a finalizer left:\n{said}");
-    assert!(said.contains("error: objects of ledgers.webapp.mock.com were not deleted within 5s"), "{said}");
-    assert!(said.contains("help: make sure the manager runs"), "{said}");
-    assert!(started.elapsed() < Duration::from_secs(30), "uninstall took {:?}", started.elapsed());
+    let said = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
     assert!(
-        project.kubectl_output(&["get", "crd", "ledgers.webapp.mock.com"]).status.success(),
+        !output.status.success(),
+        "uninstall succeeded with a finalizer left:\n{said}"
+    );
+    assert!(
+        said.contains("error: objects of ledgers.webapp.mock.com were not deleted within 5s"),
+        "{said}"
+    );
+    assert!(said.contains("help: make sure the manager runs"), "{said}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "uninstall took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        project
+            .kubectl_output(&["get", "crd", "ledgers.webapp.mock.com"])
+            .status
+            .success(),
         "uninstall deleted the CRD of objects it could not delete"
     );
 
@@ -75,8 +125,13 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
     project.run("make", &["uninstall", "DELETE_TIMEOUT=30s"]);
     assert!(started.elapsed() < Duration::from_secs(60));
     for crd in ["guestbooks.webapp.mock.com", "ledgers.webapp.mock.com"] {
-        let output = project.kubectl_output(&["get", "crd", crd, "--ignore-not-found", "-o", "name"]);
-        assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "", "{crd} is still installed");
+        let output =
+            project.kubectl_output(&["get", "crd", crd, "--ignore-not-found", "-o", "name"]);
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout).trim(),
+            "",
+            "{crd} is still installed"
+        );
     }
     manager.interrupt(20);
 }

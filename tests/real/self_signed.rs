@@ -18,49 +18,132 @@ use crate::project::{Project, Running, base64, turn};
 const NAMESPACE: &str = "signed-system";
 const SECRET: &str = "secret/webhook-server-cert";
 const KEPT: &[&str] = &[
-    "Namespace", "CustomResourceDefinition", "ServiceAccount", "Role", "ClusterRole", "RoleBinding",
-    "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+    "Namespace",
+    "CustomResourceDefinition",
+    "ServiceAccount",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
 ];
 
 #[test]
 fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
     let _turn = turn();
-    let project = Project::init("signed", &["--domain", "mock.com"]);
+    let project = Project::init("signed", &["--domain", "signed.example"]);
     let kind = ["--group", "webapp", "--kind", "Guestbook"];
-    project.scaffold(&[&["create", "api", "--version", "v1", "--resource", "--controller"][..], &kind].concat());
-    project.scaffold(&[&["create", "api", "--version", "v2", "--storage-version", "--resource"][..], &kind].concat());
     project.scaffold(
-        &[&["create", "webhook", "--version", "v1", "--defaulting", "--programmatic-validation", "--self-signed"][..], &kind]
-            .concat(),
+        &[
+            &[
+                "create",
+                "api",
+                "--version",
+                "v1",
+                "--resource",
+                "--controller",
+            ][..],
+            &kind,
+        ]
+        .concat(),
     );
-    project.scaffold(&[&["create", "webhook", "--version", "v2", "--conversion", "--spoke", "v1"][..], &kind].concat());
+    project.scaffold(
+        &[
+            &[
+                "create",
+                "api",
+                "--version",
+                "v2",
+                "--storage-version",
+                "--resource",
+            ][..],
+            &kind,
+        ]
+        .concat(),
+    );
+    project.scaffold(
+        &[
+            &[
+                "create",
+                "webhook",
+                "--version",
+                "v1",
+                "--defaulting",
+                "--programmatic-validation",
+                "--self-signed",
+            ][..],
+            &kind,
+        ]
+        .concat(),
+    );
+    project.scaffold(
+        &[
+            &[
+                "create",
+                "webhook",
+                "--version",
+                "v2",
+                "--conversion",
+                "--spoke",
+                "v1",
+            ][..],
+            &kind,
+        ]
+        .concat(),
+    );
     project.run("make", &["manifests"]);
     project.run("cargo", &["build", "--bin", "signed"]);
 
     // config/default, its Services replaced by a loopback URL.
     let yaml = project.kubectl(&["kustomize", "config/default"]);
     fs::write(project.dir.join("default.yaml"), yaml).unwrap();
-    let json = project.kubectl(&["create", "--dry-run=client", "-o", "json", "-f", "default.yaml"]);
-    let items: Vec<serde_json::Value> =
-        serde_json::Deserializer::from_str(&json).into_iter().map(Result::unwrap).collect();
+    let json = project.kubectl(&[
+        "create",
+        "--dry-run=client",
+        "-o",
+        "json",
+        "-f",
+        "default.yaml",
+    ]);
+    let items: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&json)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
     let deployment = items.iter().find(|i| i["kind"] == "Deployment").unwrap();
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
-    let mut args: Vec<String> =
-        container["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect();
+    let mut args: Vec<String> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
     args.retain(|a| !a.starts_with("--webhook-cert-path") && !a.contains("bind-address"));
-    let service = container["env"].as_array().unwrap().iter().find(|e| e["name"] == "WEBHOOK_SERVICE").unwrap()
-        ["value"]
+    let service = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"] == "WEBHOOK_SERVICE")
+        .unwrap()["value"]
         .as_str()
         .unwrap()
         .to_string();
-    let mut kept: Vec<serde_json::Value> =
-        items.iter().filter(|i| KEPT.iter().any(|k| i["kind"] == *k)).cloned().collect();
+    let mut kept: Vec<serde_json::Value> = items
+        .iter()
+        .filter(|i| KEPT.iter().any(|k| i["kind"] == *k))
+        .cloned()
+        .collect();
     for item in &mut kept {
         let configs: Vec<&mut serde_json::Value> = match item["kind"].as_str().unwrap() {
-            "CustomResourceDefinition" => vec![&mut item["spec"]["conversion"]["webhook"]["clientConfig"]],
-            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
-                item["webhooks"].as_array_mut().unwrap().iter_mut().map(|w| &mut w["clientConfig"]).collect()
+            "CustomResourceDefinition" => {
+                vec![&mut item["spec"]["conversion"]["webhook"]["clientConfig"]]
             }
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => item["webhooks"]
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .map(|w| &mut w["clientConfig"])
+                .collect(),
             _ => continue,
         };
         for config in configs {
@@ -69,11 +152,28 @@ fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
         }
     }
     let file = project.dir.join("installed.json");
-    fs::write(&file, serde_json::json!({"apiVersion": "v1", "kind": "List", "items": kept}).to_string()).unwrap();
+    fs::write(
+        &file,
+        serde_json::json!({"apiVersion": "v1", "kind": "List", "items": kept}).to_string(),
+    )
+    .unwrap();
     project.kubectl(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
-    project.kubectl(&["wait", "--for=condition=Established", "crd/guestbooks.webapp.mock.com", "--timeout=30s"]);
-    let token = project.kubectl(&["create", "token", "signed-controller-manager", "-n", NAMESPACE]);
-    let kubeconfig = project.plane.kubeconfig_for("signed-controller-manager", token.trim());
+    project.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/guestbooks.webapp.signed.example",
+        "--timeout=30s",
+    ]);
+    let token = project.kubectl(&[
+        "create",
+        "token",
+        "signed-controller-manager",
+        "-n",
+        NAMESPACE,
+    ]);
+    let kubeconfig = project
+        .plane
+        .kubeconfig_for("signed-controller-manager", token.trim());
 
     let start = |identity: &str, certs: &Path| -> Running {
         let mut all = args.clone();
@@ -96,15 +196,31 @@ fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
         project.start(command)
     };
     let secret = |field: &str| {
-        let output = project.kubectl_output(&["get", "-n", NAMESPACE, SECRET, "-o", &format!("jsonpath={field}")]);
+        let output = project.kubectl_output(&[
+            "get",
+            "-n",
+            NAMESPACE,
+            SECRET,
+            "-o",
+            &format!("jsonpath={field}"),
+        ]);
         String::from_utf8_lossy(&output.stdout).trim().to_string()
     };
     let bundles = || {
         let mut bundles = Vec::new();
         for (object, path) in [
-            ("mutatingwebhookconfiguration/signed-mutating-webhook-configuration", "{.webhooks[*].clientConfig.caBundle}"),
-            ("validatingwebhookconfiguration/signed-validating-webhook-configuration", "{.webhooks[*].clientConfig.caBundle}"),
-            ("crd/guestbooks.webapp.mock.com", "{.spec.conversion.webhook.clientConfig.caBundle}"),
+            (
+                "mutatingwebhookconfiguration/signed-mutating-webhook-configuration",
+                "{.webhooks[*].clientConfig.caBundle}",
+            ),
+            (
+                "validatingwebhookconfiguration/signed-validating-webhook-configuration",
+                "{.webhooks[*].clientConfig.caBundle}",
+            ),
+            (
+                "crd/guestbooks.webapp.signed.example",
+                "{.spec.conversion.webhook.clientConfig.caBundle}",
+            ),
         ] {
             bundles.push(project.kubectl(&["get", object, "-o", &format!("jsonpath={path}")]));
         }
@@ -118,35 +234,71 @@ fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
     // The first replica makes the Secret and injects its CA everywhere.
     let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
     let first = start("first", dirs[0].path());
-    project.wait("the CA injected into both configurations and the CRD", 60, || first.log(), injected);
+    project.wait(
+        "the CA injected into both configurations and the CRD",
+        60,
+        || first.log(),
+        injected,
+    );
     let version = secret("{.metadata.resourceVersion}");
     // The second uses the same Secret: it serves the same certificate and writes nothing.
     let second = start("second", dirs[1].path());
-    project.wait("the second replica serves the Secret's certificate", 60, || second.log(), || {
-        let served = fs::read(dirs[1].path().join("tls.crt")).unwrap_or_default();
-        !served.is_empty() && base64(served) == secret("{.data.tls\\.crt}")
-    });
-    assert_eq!(secret("{.metadata.resourceVersion}"), version, "the second replica rewrote the Secret");
+    project.wait(
+        "the second replica serves the Secret's certificate",
+        60,
+        || second.log(),
+        || {
+            let served = fs::read(dirs[1].path().join("tls.crt")).unwrap_or_default();
+            !served.is_empty() && base64(served) == secret("{.data.tls\\.crt}")
+        },
+    );
+    assert_eq!(
+        secret("{.metadata.resourceVersion}"),
+        version,
+        "the second replica rewrote the Secret"
+    );
     for manager in [first, second] {
         manager.signal("TERM");
         let (status, log) = manager.wait_exit(20);
         assert!(status.success(), "{log}");
-        let forbidden: Vec<&str> = log.lines().filter(|l| l.to_lowercase().contains("forbidden")).collect();
-        assert!(forbidden.is_empty(), "requests the generated RBAC does not allow:\n{}", forbidden.join("\n"));
+        let forbidden: Vec<&str> = log
+            .lines()
+            .filter(|l| l.to_lowercase().contains("forbidden"))
+            .collect();
+        assert!(
+            forbidden.is_empty(),
+            "requests the generated RBAC does not allow:\n{}",
+            forbidden.join("\n")
+        );
     }
 
     // A Secret of that name the manager did not write: replaced, and the manager runs on.
     project.kubectl(&["delete", "-n", NAMESPACE, SECRET]);
     project.kubectl(&[
-        "create", "secret", "generic", "webhook-server-cert", "-n", NAMESPACE, "--type=kubernetes.io/tls",
-        "--from-literal=tls.crt=cert-managers", "--from-literal=tls.key=key", "--from-literal=ca.crt=ca",
+        "create",
+        "secret",
+        "generic",
+        "webhook-server-cert",
+        "-n",
+        NAMESPACE,
+        "--type=kubernetes.io/tls",
+        "--from-literal=tls.crt=cert-managers",
+        "--from-literal=tls.key=key",
+        "--from-literal=ca.crt=ca",
     ]);
     let mut again = start("again", dirs[0].path());
-    project.wait("the foreign Secret replaced and its CA injected", 60, || again.log(), || {
-        secret("{.data.ca\\.crt}") != base64("ca") && injected()
-    });
+    project.wait(
+        "the foreign Secret replaced and its CA injected",
+        60,
+        || again.log(),
+        || secret("{.data.ca\\.crt}") != base64("ca") && injected(),
+    );
     std::thread::sleep(std::time::Duration::from_secs(2));
-    assert!(again.exited().is_none(), "the manager stopped:\n{}", again.log());
+    assert!(
+        again.exited().is_none(),
+        "the manager stopped:\n{}",
+        again.log()
+    );
     again.signal("TERM");
     let (status, log) = again.wait_exit(20);
     assert!(status.success(), "{log}");

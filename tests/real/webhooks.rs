@@ -14,23 +14,53 @@ const WEBHOOK_URL: &str = "https://127.0.0.1:9443";
 fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
     let _turn = turn();
     let project = Project::init("fleet", &["--domain", "k8s.io"]);
-    let guestbook = ["--group", "webapp", "--version", "v1", "--kind", "Guestbook"];
+    let guestbook = [
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ];
     project.scaffold(&[&["create", "api"][..], &guestbook].concat());
     project.scaffold(
-        &[&["create", "webhook"][..], &guestbook, &["--defaulting", "--programmatic-validation"]].concat(),
+        &[
+            &["create", "webhook"][..],
+            &guestbook,
+            &["--defaulting", "--programmatic-validation"],
+        ]
+        .concat(),
     );
 
     // A protected group: `create api` writes the annotation, `make manifests` the same bytes,
     // and the API server takes the CRD.
-    let file = project.dir.join("config/crd/bases/webapp.k8s.io_guestbooks.yaml");
+    let file = project
+        .dir
+        .join("config/crd/bases/webapp.k8s.io_guestbooks.yaml");
     let scaffolded = std::fs::read_to_string(&file).unwrap();
     project.run("make", &["manifests", "install"]);
     let crd = std::fs::read_to_string(&file).unwrap();
     assert!(crd.contains("api-approved.kubernetes.io:"), "{crd}");
-    assert_eq!(scaffolded, crd, "make manifests rewrote the CRD create api wrote");
-    project.kubectl(&["wait", "--for=condition=Established", "crd/guestbooks.webapp.k8s.io", "--timeout=30s"]);
-    let annotations = project.kubectl(&["get", "crd/guestbooks.webapp.k8s.io", "-o", "jsonpath={.metadata.annotations}"]);
-    assert!(annotations.contains("unapproved, experimental-only"), "{annotations}");
+    assert_eq!(
+        scaffolded, crd,
+        "make manifests rewrote the CRD create api wrote"
+    );
+    project.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/guestbooks.webapp.k8s.io",
+        "--timeout=30s",
+    ]);
+    let annotations = project.kubectl(&[
+        "get",
+        "crd/guestbooks.webapp.k8s.io",
+        "-o",
+        "jsonpath={.metadata.annotations}",
+    ]);
+    assert!(
+        annotations.contains("unapproved, experimental-only"),
+        "{annotations}"
+    );
 
     // The CRD gains a field this manager's type does not have (a newer CRD applied before
     // the manager is upgraded).
@@ -41,9 +71,15 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
 
     project.run("cargo", &["build", "--bin", &project.name]);
     let manager = project.start_run(&[&format!("WEBHOOK_LOCAL_URL={WEBHOOK_URL}")]);
-    project.wait("the local webhooks registered and served", 60, || manager.log(), || {
-        manager.log().contains("local webhooks registered") && TcpStream::connect("127.0.0.1:9443").is_ok()
-    });
+    project.wait(
+        "the local webhooks registered and served",
+        60,
+        || manager.log(),
+        || {
+            manager.log().contains("local webhooks registered")
+                && TcpStream::connect("127.0.0.1:9443").is_ok()
+        },
+    );
     let configurations = |kind: &str| project.kubectl(&["get", kind, "-o", "name"]);
     assert!(configurations("mutatingwebhookconfigurations").contains("fleet-local-"));
     assert!(configurations("validatingwebhookconfigurations").contains("fleet-local-"));
@@ -52,14 +88,31 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
     let output = project.apply(
         "apiVersion: webapp.k8s.io/v1\nkind: Guestbook\nmetadata: {name: defaulted, namespace: default}\nspec: {newField: kept}\n",
     );
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let spec = project.kubectl(&["get", "guestbook/defaulted", "-o", "jsonpath={.spec}"]);
     let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
-    assert_eq!(spec["foo"], "default", "the defaulter did not run: {spec}\n{}", manager.log());
-    assert_eq!(spec["newField"], "kept", "the defaulter removed a field it does not know: {spec}");
+    assert_eq!(
+        spec["foo"],
+        "default",
+        "the defaulter did not run: {spec}\n{}",
+        manager.log()
+    );
+    assert_eq!(
+        spec["newField"], "kept",
+        "the defaulter removed a field it does not know: {spec}"
+    );
     // An update keeps it too.
     project.kubectl(&["label", "guestbook/defaulted", "touched=yes"]);
-    let spec = project.kubectl(&["get", "guestbook/defaulted", "-o", "jsonpath={.spec.newField}"]);
+    let spec = project.kubectl(&[
+        "get",
+        "guestbook/defaulted",
+        "-o",
+        "jsonpath={.spec.newField}",
+    ]);
     assert_eq!(spec, "kept");
 
     // The validator refuses, with its message.
@@ -72,8 +125,14 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
 
     // Ctrl-C: the configurations go with the manager.
     let (_, log) = manager.interrupt(20);
-    for kind in ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"] {
-        assert!(!configurations(kind).contains("fleet-local-"), "{kind} left after Ctrl-C:\n{log}");
+    for kind in [
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+    ] {
+        assert!(
+            !configurations(kind).contains("fleet-local-"),
+            "{kind} left after Ctrl-C:\n{log}"
+        );
     }
     project.run("make", &["uninstall"]);
 }
