@@ -1,6 +1,7 @@
 //! Webhooks under `make run WEBHOOK_LOCAL_URL=https://127.0.0.1:9443` on a real API server:
-//! it applies the defaults, refuses an invalid object with the validator's message, keeps a
-//! field the manager's type does not know, and the configurations are gone after Ctrl-C. The
+//! it applies the defaults (also to an update of an object of 1.2 MiB), refuses an invalid
+//! object with the validator's message, keeps a field the manager's type does not know, and
+//! the configurations are gone after Ctrl-C. The
 //! project is under `--domain k8s.io`, whose groups are Kubernetes' own: its CRD installs
 //! only with the API-approval annotation.
 
@@ -114,6 +115,33 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
         "jsonpath={.spec.newField}",
     ]);
     assert_eq!(spec, "kept");
+
+    // An object of 1.2 MiB: its UPDATE review carries it twice (object and oldObject).
+    let large = format!(
+        "apiVersion: webapp.k8s.io/v1\nkind: Guestbook\nmetadata: {{name: large, namespace: default}}\nspec: {{newField: {}}}\n",
+        "x".repeat(1_200_000)
+    );
+    let output = project.apply(&large);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    project.kubectl(&[
+        "patch",
+        "guestbook/large",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"foo":null}}"#,
+    ]);
+    let foo = project.kubectl(&["get", "guestbook/large", "-o", "jsonpath={.spec.foo}"]);
+    assert_eq!(
+        foo,
+        "default",
+        "the update of a large object was not defaulted:\n{}",
+        manager.log()
+    );
+    project.kubectl(&["delete", "guestbook/large"]);
 
     // The validator refuses, with its message.
     let output = project.apply(

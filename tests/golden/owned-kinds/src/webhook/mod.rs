@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use axum::extract::State;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::routing::post;
 use axum::{Json, Router};
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -84,6 +84,11 @@ pub struct Validator<K> {
 }
 
 /// How a hook answers a review.
+/// The largest review the server reads, as controller-runtime's: an UPDATE review holds the
+/// object twice (axum's default of 2 MiB refused those of objects over 1 MiB), a
+/// ConversionReview many objects.
+const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
+
 type Answer = Box<dyn Fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse + Send + Sync>;
 
 /// One webhook: where the API server posts reviews of which objects, and how it answers.
@@ -489,7 +494,7 @@ pub fn router(hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Router {
         let state = Arc::new(conversions);
         router = router.route(conversion::PATH, post(answer).with_state(state));
     }
-    router
+    router.layer(DefaultBodyLimit::max(MAX_REVIEW_BYTES))
 }
 
 /// The serving certificate and key, as files; `resolve` hands out the last that was read.
