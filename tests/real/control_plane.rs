@@ -84,23 +84,11 @@ impl ControlPlane {
         let dir = dir.keep();
         let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
 
-        // The API server's serving certificate, signed by a CA of its own; X.509 v3, as
-        // rustls (kube's client) wants.
-        let ca_key = KeyPair::generate().unwrap();
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-        let ca = ca_cert.pem();
-        let issuer = Issuer::new(ca_params, ca_key);
-        let serving_key = KeyPair::generate().unwrap();
-        let serving = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
-            .unwrap()
-            .signed_by(&serving_key, &issuer)
-            .unwrap();
-        fs::write(path("ca.crt"), &ca).unwrap();
-        fs::write(path("apiserver.crt"), serving.pem()).unwrap();
-        fs::write(path("apiserver.key"), serving_key.serialize_pem()).unwrap();
+        // The API server's serving certificate, signed by a CA of its own.
+        let serving = Serving::for_names(&["127.0.0.1", "localhost"]);
+        fs::write(path("ca.crt"), &serving.ca).unwrap();
+        fs::write(path("apiserver.crt"), &serving.cert).unwrap();
+        fs::write(path("apiserver.key"), &serving.key).unwrap();
         // Signs and checks ServiceAccount tokens (`kubectl create token`).
         let service_accounts = KeyPair::generate().unwrap();
         fs::write(
@@ -218,19 +206,18 @@ impl ControlPlane {
         });
     }
 
-    /// Waits at most 90 s for `ready`, else panics with the control plane's logs.
+    /// Waits at most 90 s for `ready`, else panics with the control plane's logs; at once if
+    /// one of its processes has exited.
     pub fn wait_until(&self, what: &str, mut ready: impl FnMut() -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(90);
-        while Instant::now() < deadline {
-            if ready() {
-                return;
+        let held = poll(90, || {
+            ready() || {
+                if let Some(dead) = self.processes.iter().find(|p| p.exited()) {
+                    panic!("{what}: {} exited\n{}", dead.log.display(), self.logs());
+                }
+                false
             }
-            if let Some(dead) = self.processes.iter().find(|p| p.exited()) {
-                panic!("{what}: {} exited\n{}", dead.log.display(), self.logs());
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
-        panic!("{what}: not within 90 s\n{}", self.logs());
+        });
+        assert!(held, "{what}: not within 90 s\n{}", self.logs());
     }
 
     /// The last lines of each process's log.
@@ -242,15 +229,20 @@ impl ControlPlane {
             .join("\n")
     }
 
-    /// `kubectl ARGS` as the administrator (the machine's kubectl; the assets' one if absent).
+    /// `kubectl ARGS` as the administrator.
     pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
-        Command::new(self.kubectl_binary())
+        let output = self.kubectl_as(&self.admin).args(args).output();
+        output.expect("kubectl runs")
+    }
+
+    /// The control plane's kubectl as the user of `kubeconfig`, reading nothing.
+    pub fn kubectl_as(&self, kubeconfig: &Path) -> Command {
+        let mut command = Command::new(self.kubectl_binary());
+        command
             .arg("--kubeconfig")
-            .arg(&self.admin)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("kubectl runs")
+            .arg(kubeconfig)
+            .stdin(Stdio::null());
+        command
     }
 
     /// The kubectl the tests and `make` use: the one built with the control plane.
@@ -290,6 +282,51 @@ current-context: {user}
 ",
         ca = ca_file.display()
     )
+}
+
+/// A CA and a serving certificate it signed, as PEM; X.509 v3, as rustls (kube's client)
+/// wants.
+pub struct Serving {
+    pub ca: String,
+    pub cert: String,
+    pub key: String,
+}
+
+impl Serving {
+    /// A new CA, and a certificate it signed for `names` (addresses or DNS names).
+    pub fn for_names(names: &[&str]) -> Self {
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca = ca_params.self_signed(&ca_key).unwrap().pem();
+        let issuer = Issuer::new(ca_params, ca_key);
+        let key = KeyPair::generate().unwrap();
+        let names = names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let cert = CertificateParams::new(names)
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
+        Serving {
+            ca,
+            cert: cert.pem(),
+            key: key.serialize_pem(),
+        }
+    }
+}
+
+/// Polls `ready` every 250 ms for at most `seconds`; whether it held.
+pub fn poll(seconds: u64, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    loop {
+        if ready() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }
 
 /// A port nobody listens on now.

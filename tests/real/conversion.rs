@@ -8,14 +8,11 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
-
-use crate::control_plane::free_port;
+use crate::control_plane::{Serving, free_port};
 use crate::project::{Project, base64, turn};
 
 const CRD: &str = "crd/guestbooks.webapp.convert.example";
@@ -24,64 +21,7 @@ const CRD: &str = "crd/guestbooks.webapp.convert.example";
 fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
     let _turn = turn();
     let project = Project::init("convert", &["--domain", "convert.example"]);
-    let kind = ["--group", "webapp", "--kind", "Guestbook"];
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "api",
-                "--version",
-                "v1",
-                "--resource",
-                "--controller",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "api",
-                "--version",
-                "v2",
-                "--storage-version",
-                "--resource",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "webhook",
-                "--version",
-                "v2",
-                "--conversion",
-                "--spoke",
-                "v1",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "webhook",
-                "--version",
-                "v1",
-                "--defaulting",
-                "--programmatic-validation",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
+    project.scaffold_converted_guestbook(&[]);
     project.run("make", &["manifests", "install"]);
     project.kubectl(&["wait", "--for=condition=Established", CRD, "--timeout=30s"]);
     project.run("cargo", &["build", "--bin", &project.name]);
@@ -97,15 +37,7 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
 
     // make run: the CRD's conversion points at the local manager.
     let manager = project.start_run(&["WEBHOOK_LOCAL_URL=https://127.0.0.1:9443"]);
-    project.wait(
-        "the local webhooks registered and served",
-        60,
-        || manager.log(),
-        || {
-            manager.log().contains("local webhooks registered")
-                && TcpStream::connect("127.0.0.1:9443").is_ok()
-        },
-    );
+    project.wait_local_webhooks(&manager);
     assert_eq!(client_config("url"), "https://127.0.0.1:9443/convert");
     assert_eq!(client_config("service"), "");
     let output = project.apply(
@@ -126,15 +58,8 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
         ]);
         assert_eq!(read, format!("webapp.convert.example/{version} bar"));
     }
-    let available = || {
-        let output = project.kubectl_output(&[
-            "get",
-            "guestbooks.v1.webapp.convert.example/first",
-            "-o",
-            "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
-        ]);
-        String::from_utf8_lossy(&output.stdout).trim() == "True"
-    };
+    let available =
+        || project.condition("guestbooks.v1.webapp.convert.example/first", "Available") == "True";
     project.wait(
         "the v1 controller reconciles the stored v2 object",
         60,
@@ -149,19 +74,20 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
     // A restart as in a pod: the conversion reached through a stand-in Service that forwards
     // only while the manager is ready, the manager's own certificate.
     let certs = tempfile::tempdir().unwrap();
-    let ca = serving_certificate(certs.path());
+    let serving = Serving::for_names(&["127.0.0.1"]);
+    std::fs::write(certs.path().join("tls.crt"), &serving.cert).unwrap();
+    std::fs::write(certs.path().join("tls.key"), &serving.key).unwrap();
     let service = ReadyOnlyService::start(9443, 8081);
-    let ca_bundle = base64(&ca);
+    let ca_bundle = base64(&serving.ca);
     let patch = format!(
         r#"{{"spec":{{"conversion":{{"strategy":"Webhook","webhook":{{"conversionReviewVersions":["v1"],"clientConfig":{{"service":null,"url":"https://127.0.0.1:{}/convert","caBundle":"{ca_bundle}"}}}}}}}}}}"#,
         service.port
     );
     project.kubectl(&["patch", CRD, "--type=merge", "-p", &patch]);
-    let mut command = project.command(
+    let command = project.command(
         &project.manager(),
         &["--webhook-cert-path", certs.path().to_str().unwrap()],
     );
-    command.env("RUST_LOG", "info");
     let manager = project.start(command);
     project.wait(
         "the restarted manager ready, its objects stored in v2",
@@ -215,23 +141,6 @@ pub fn integration_test(project: &Project) {
         out.contains("test every_sample_is_reconciled_and_every_webhook_answers ... ok"),
         "{out}"
     );
-}
-
-/// A CA and a serving certificate for 127.0.0.1 in `dir` (`tls.crt`, `tls.key`); the CA, PEM.
-fn serving_certificate(dir: &Path) -> String {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = params.self_signed(&ca_key).unwrap().pem();
-    let issuer = Issuer::new(params, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
-    std::fs::write(dir.join("tls.crt"), cert.pem()).unwrap();
-    std::fs::write(dir.join("tls.key"), key.serialize_pem()).unwrap();
-    ca
 }
 
 /// The status code of `GET /readyz` on the health port, if it answers.

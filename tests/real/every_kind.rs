@@ -100,9 +100,9 @@ fn every_kind_of_controller_runs_with_the_generated_rbac() {
     project.run("make", &["manifests", "install"]);
     // The API server authorizes: a user without rights cannot read the kind (so a manager
     // whose requests are never forbidden has the rights it needs).
-    let nobody = std::process::Command::new(project.plane.kubectl_binary())
-        .arg("--kubeconfig")
-        .arg(&project.plane.nobody)
+    let nobody = project
+        .plane
+        .kubectl_as(&project.plane.nobody)
         .args(["get", "guestbooks.webapp.every.example"])
         .output()
         .unwrap();
@@ -171,29 +171,13 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         String::from_utf8_lossy(&output.stderr)
     );
 
-    let condition = |object: &str, type_: &str| {
-        let output = project.kubectl_output(&[
-            "get",
-            object,
-            "-o",
-            &format!("jsonpath={{.status.conditions[?(@.type==\"{type_}\")].status}}"),
-        ]);
-        String::from_utf8_lossy(&output.stdout).trim().to_string()
-    };
     project.wait("guestbook-sample Available", 60, log, || {
-        condition("guestbook/guestbook-sample", "Available") == "True"
+        project.condition("guestbook/guestbook-sample", "Available") == "True"
     });
 
     // Owned Deployments: a controller reference to their owner.
     let owner_of = |deployment: &str| {
-        let output = project.kubectl_output(&[
-            "get",
-            "deployment",
-            deployment,
-            "-o",
-            "jsonpath={.metadata.ownerReferences}",
-        ]);
-        String::from_utf8_lossy(&output.stdout).to_string()
+        project.jsonpath(&["deployment", deployment], "{.metadata.ownerReferences}")
     };
     for (deployment, kind) in [("site-sample", "Site"), ("memcached-sample", "Memcached")] {
         project.wait(&format!("the {kind}'s Deployment"), 60, log, || {
@@ -204,7 +188,7 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         assert_eq!(refs[0]["controller"], true, "{refs}");
         // The Deployments' pods never start here (no kubelet): their owners wait, Progressing.
         project.wait(&format!("the {kind} Progressing"), 60, log, || {
-            condition(
+            project.condition(
                 &format!("{}/{deployment}", kind.to_lowercase()),
                 "Progressing",
             ) == "True"
@@ -220,13 +204,7 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         r#"{"spec":{"size":2}}"#,
     ]);
     project.wait("the Deployment follows the spec", 60, log, || {
-        let output = project.kubectl_output(&[
-            "get",
-            "deployment/memcached-sample",
-            "-o",
-            "jsonpath={.spec.replicas}",
-        ]);
-        String::from_utf8_lossy(&output.stdout).trim() == "2"
+        project.jsonpath(&["deployment/memcached-sample"], "{.spec.replicas}") == "2"
     });
 
     // A condition of another field manager: kept by the controller's status apply, and that
@@ -260,22 +238,17 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         r#"{"spec":{"foo":"changed"}}"#,
     ]);
     project.wait("the controller observes generation 2", 60, log, || {
-        let output = project.kubectl_output(&[
-            "get",
-            "guestbook/guestbook-sample",
-            "-o",
-            "jsonpath={.status.observedGeneration}",
-        ]);
-        String::from_utf8_lossy(&output.stdout).trim() == "2"
+        let path = "{.status.observedGeneration}";
+        project.jsonpath(&["guestbook/guestbook-sample"], path) == "2"
     });
     assert_eq!(
-        condition("guestbook/guestbook-sample", "Audited"),
+        project.condition("guestbook/guestbook-sample", "Audited"),
         "True",
         "the controller's apply dropped another manager's condition"
     );
     apply_status(audited(" []"));
     assert_eq!(
-        condition("guestbook/guestbook-sample", "Audited"),
+        project.condition("guestbook/guestbook-sample", "Audited"),
         "",
         "the controller co-owns another manager's condition:\n{}",
         project.kubectl(&[
@@ -286,7 +259,10 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
             "--show-managed-fields"
         ])
     );
-    assert_eq!(condition("guestbook/guestbook-sample", "Available"), "True");
+    assert_eq!(
+        project.condition("guestbook/guestbook-sample", "Available"),
+        "True"
+    );
 
     // The owner deleted, the garbage collector deletes its Deployment.
     project.kubectl(&["delete", "memcached/memcached-sample", "--timeout=30s"]);

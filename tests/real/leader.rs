@@ -45,11 +45,7 @@ fn a_frozen_leader_loses_the_lease_to_the_standby() {
         command.env("POD_NAME", identity);
         project.start(command)
     };
-    let holder = || {
-        let output =
-            project.kubectl_output(&["get", LEASE, "-o", "jsonpath={.spec.holderIdentity}"]);
-        String::from_utf8_lossy(&output.stdout).trim().to_string()
-    };
+    let holder = || project.jsonpath(&[LEASE], "{.spec.holderIdentity}");
 
     let first = start("first");
     project.wait(

@@ -3,13 +3,13 @@
 //! shared control plane.
 
 use std::fs;
+use std::net::TcpStream;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
-use crate::control_plane::{self, ControlPlane};
+use crate::control_plane::{self, ControlPlane, poll};
 
 /// 2026-11-21: fixed dates keep generated files stable.
 const SOURCE_DATE_EPOCH: &str = "1795219200";
@@ -110,14 +110,8 @@ impl Project {
 
     /// `kubectl ARGS` in the project, as the administrator.
     pub fn kubectl_output(&self, args: &[&str]) -> Output {
-        Command::new(self.plane.kubectl_binary())
-            .arg("--kubeconfig")
-            .arg(&self.plane.admin)
-            .args(args)
-            .current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+        let mut kubectl = self.plane.kubectl_as(&self.plane.admin);
+        kubectl.args(args).current_dir(&self.dir).output().unwrap()
     }
 
     /// `kubectl ARGS` in the project, as the administrator; panics unless it succeeds.
@@ -134,9 +128,9 @@ impl Project {
 
     /// `kubectl apply --server-side -f -` of `manifest`, as the administrator.
     pub fn apply(&self, manifest: &str) -> Output {
-        let mut child = Command::new(self.plane.kubectl_binary())
-            .arg("--kubeconfig")
-            .arg(&self.plane.admin)
+        let mut child = self
+            .plane
+            .kubectl_as(&self.plane.admin)
             .args(["apply", "--server-side", "-f", "-"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -185,16 +179,91 @@ impl Project {
         what: &str,
         seconds: u64,
         context: impl Fn() -> String,
-        mut ready: impl FnMut() -> bool,
+        ready: impl FnMut() -> bool,
     ) {
-        let deadline = Instant::now() + Duration::from_secs(seconds);
-        while Instant::now() < deadline {
-            if ready() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(250));
+        assert!(
+            poll(seconds, ready),
+            "{what}: not within {seconds} s\n{}",
+            context()
+        );
+    }
+
+    /// Waits until `make run WEBHOOK_LOCAL_URL=https://127.0.0.1:9443` has registered its
+    /// webhooks and serves them.
+    pub fn wait_local_webhooks(&self, manager: &Running) {
+        self.wait(
+            "the local webhooks registered and served",
+            60,
+            || manager.log(),
+            || {
+                manager.log().contains("local webhooks registered")
+                    && TcpStream::connect("127.0.0.1:9443").is_ok()
+            },
+        );
+    }
+
+    /// `kubectl get OBJECT -o jsonpath=PATH` (OBJECT may start with `-n <namespace>`): what
+    /// it prints, trimmed; empty if the object is not there.
+    pub fn jsonpath(&self, object: &[&str], path: &str) -> String {
+        let path = format!("jsonpath={path}");
+        let args = [&["get"][..], object, &["-o", &path]].concat();
+        let output = self.kubectl_output(&args);
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+
+    /// The status of `object`'s condition `type_`, or "" while it has none.
+    pub fn condition(&self, object: &str, type_: &str) -> String {
+        let path = format!("{{.status.conditions[?(@.type==\"{type_}\")].status}}");
+        self.jsonpath(&[object], &path)
+    }
+
+    /// Guestbook in v1 (with its controller) and v2 (stored), v1's defaulting and validating
+    /// webhooks (`webhook_flags` added: the first webhook chooses the certificates), and the
+    /// conversions between the two through v2.
+    pub fn scaffold_converted_guestbook(&self, webhook_flags: &[&str]) {
+        let kind = ["--group", "webapp", "--kind", "Guestbook"];
+        let commands: [&[&str]; 4] = [
+            &[
+                "create",
+                "api",
+                "--version",
+                "v1",
+                "--resource",
+                "--controller",
+            ],
+            &[
+                "create",
+                "api",
+                "--version",
+                "v2",
+                "--storage-version",
+                "--resource",
+            ],
+            &[
+                &[
+                    "create",
+                    "webhook",
+                    "--version",
+                    "v1",
+                    "--defaulting",
+                    "--programmatic-validation",
+                ][..],
+                webhook_flags,
+            ]
+            .concat(),
+            &[
+                "create",
+                "webhook",
+                "--version",
+                "v2",
+                "--conversion",
+                "--spoke",
+                "v1",
+            ],
+        ];
+        for command in commands {
+            self.scaffold(&[command, &kind].concat());
         }
-        panic!("{what}: not within {seconds} s\n{}", context());
     }
 }
 
@@ -231,19 +300,13 @@ impl Running {
 
     /// Waits at most `seconds` for the process to end; its exit status and log.
     pub fn wait_exit(mut self, seconds: u64) -> (std::process::ExitStatus, String) {
-        let deadline = Instant::now() + Duration::from_secs(seconds);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return (status, self.log());
-            }
-            if Instant::now() > deadline {
-                panic!(
-                    "the manager did not stop within {seconds} s:\n{}",
-                    self.log()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let ended = poll(seconds, || self.child.try_wait().unwrap().is_some());
+        assert!(
+            ended,
+            "the manager did not stop within {seconds} s:\n{}",
+            self.log()
+        );
+        (self.child.wait().unwrap(), self.log())
     }
 
     /// Whether make has ended.

@@ -7,17 +7,6 @@ use std::time::{Duration, Instant};
 
 use crate::project::{Project, turn};
 
-/// The status of `object`'s condition `Available`, or "" while it has none.
-fn available(project: &Project, object: &str) -> String {
-    let output = project.kubectl_output(&[
-        "get",
-        object,
-        "-o",
-        "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
-    ]);
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
 #[test]
 fn the_readme_sequence_installs_runs_and_uninstalls() {
     let _turn = turn();
@@ -63,16 +52,11 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
             &format!("{object} Available"),
             60,
             || manager.log(),
-            || available(&project, object) == "True",
+            || project.condition(object, "Available") == "True",
         );
     }
     // The running manager put its finalizer on the Ledger and removes it when it is deleted.
-    let finalizers = project.kubectl(&[
-        "get",
-        "ledger/ledger-sample",
-        "-o",
-        "jsonpath={.metadata.finalizers}",
-    ]);
+    let finalizers = project.jsonpath(&["ledger/ledger-sample"], "{.metadata.finalizers}");
     assert!(
         finalizers.contains("webapp.mock.com/"),
         "no finalizer of the project: {finalizers}"
@@ -85,7 +69,7 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
         "the Ledger gets its finalizer again",
         30,
         || manager.log(),
-        || available(&project, "ledger/ledger-sample") == "True",
+        || project.condition("ledger/ledger-sample", "Available") == "True",
     );
     let started = Instant::now();
     let (_, log) = manager.interrupt(20);

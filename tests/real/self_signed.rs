@@ -33,65 +33,7 @@ const KEPT: &[&str] = &[
 fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
     let _turn = turn();
     let project = Project::init("signed", &["--domain", "signed.example"]);
-    let kind = ["--group", "webapp", "--kind", "Guestbook"];
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "api",
-                "--version",
-                "v1",
-                "--resource",
-                "--controller",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "api",
-                "--version",
-                "v2",
-                "--storage-version",
-                "--resource",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "webhook",
-                "--version",
-                "v1",
-                "--defaulting",
-                "--programmatic-validation",
-                "--self-signed",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
-    project.scaffold(
-        &[
-            &[
-                "create",
-                "webhook",
-                "--version",
-                "v2",
-                "--conversion",
-                "--spoke",
-                "v1",
-            ][..],
-            &kind,
-        ]
-        .concat(),
-    );
+    project.scaffold_converted_guestbook(&["--self-signed"]);
     project.run("make", &["manifests"]);
     project.run("cargo", &["build", "--bin", "signed"]);
 
@@ -191,21 +133,10 @@ fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
             .env("KUBECONFIG", &kubeconfig)
             .env("POD_NAME", identity)
             .env("POD_NAMESPACE", NAMESPACE)
-            .env("WEBHOOK_SERVICE", &service)
-            .env("RUST_LOG", "info");
+            .env("WEBHOOK_SERVICE", &service);
         project.start(command)
     };
-    let secret = |field: &str| {
-        let output = project.kubectl_output(&[
-            "get",
-            "-n",
-            NAMESPACE,
-            SECRET,
-            "-o",
-            &format!("jsonpath={field}"),
-        ]);
-        String::from_utf8_lossy(&output.stdout).trim().to_string()
-    };
+    let secret = |field: &str| project.jsonpath(&["-n", NAMESPACE, SECRET], field);
     let bundles = || {
         let mut bundles = Vec::new();
         for (object, path) in [

@@ -5,8 +5,6 @@
 //! project is under `--domain k8s.io`, whose groups are Kubernetes' own: its CRD installs
 //! only with the API-approval annotation.
 
-use std::net::TcpStream;
-
 use crate::project::{Project, turn};
 
 const WEBHOOK_URL: &str = "https://127.0.0.1:9443";
@@ -72,15 +70,7 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
 
     project.run("cargo", &["build", "--bin", &project.name]);
     let manager = project.start_run(&[&format!("WEBHOOK_LOCAL_URL={WEBHOOK_URL}")]);
-    project.wait(
-        "the local webhooks registered and served",
-        60,
-        || manager.log(),
-        || {
-            manager.log().contains("local webhooks registered")
-                && TcpStream::connect("127.0.0.1:9443").is_ok()
-        },
-    );
+    project.wait_local_webhooks(&manager);
     let configurations = |kind: &str| project.kubectl(&["get", kind, "-o", "name"]);
     assert!(configurations("mutatingwebhookconfigurations").contains("fleet-local-"));
     assert!(configurations("validatingwebhookconfigurations").contains("fleet-local-"));

@@ -85,12 +85,12 @@ pub struct Validator<K> {
     pub delete: fn(&K) -> Verdict,
 }
 
-/// How a hook answers a review.
 /// The largest review the server reads, as controller-runtime's: an UPDATE review holds the
 /// object twice (axum's default of 2 MiB refused those of objects over 1 MiB), a
 /// ConversionReview many objects.
 const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
 
+/// How a hook answers a review.
 type Answer = Box<dyn Fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse + Send + Sync>;
 
 /// One webhook: where the API server posts reviews of which objects, and how it answers.

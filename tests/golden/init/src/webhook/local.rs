@@ -141,9 +141,9 @@ async fn convert_at(
     let url = format!("{url}{}", conversion::PATH);
     let previous = match crd.spec.conversion.take() {
         Some(taken) if converts_at(&taken) == Some(url.as_str()) => {
-            let mut crds = [crd.clone()];
-            conversion::by_webhook(&mut crds, &conversion::conversions());
-            crds[0].spec.conversion.clone()
+            let conversions = conversion::conversions();
+            conversion::by_webhook(std::slice::from_mut(&mut crd), &conversions);
+            crd.spec.conversion.take()
         }
         other => other,
     };
