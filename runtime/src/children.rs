@@ -1,0 +1,179 @@
+//! Objects a kind owns, its children (kubebuilder's `Owns` and `SetControllerReference`).
+//!
+//! A controller lists the kinds it owns in its `OWNED` (`create api --owns apps/v1/Deployment`),
+//! each with a `Child` impl that builds the child from the owner. Then the controller watches
+//! them, so a change to a child reconciles its owner; `apply` applies each child with
+//! server-side apply under a controller owner reference (Kubernetes' garbage collector deletes
+//! it with its owner), and never takes over an object of that name that another owner, or
+//! nobody, controls; the owner's status says what the children report.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use k8s_openapi::NamespaceResourceScope;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::runtime::{Controller, watcher};
+use kube::{Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::controller::{Context, Error, Result, rule};
+
+/// What a controller may do with its children: kubebuilder's deploy-image verbs.
+const VERBS: &[&str] = &[
+    "get", "list", "watch", "create", "update", "patch", "delete",
+];
+
+/// A kind whose objects own children: what kube's `Controller` needs of the kind it runs for.
+pub trait Owner:
+    Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
+{
+}
+
+impl<O> Owner for O where
+    O: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
+{
+}
+
+/// A kind that objects of kind `O` own: how `O`'s controller builds it, and when it is ready.
+pub trait Child<O>:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + Debug
+    + Serialize
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+    /// The child `owner` asks for. Start from `meta(owner)`: the owner's name and namespace,
+    /// labels, and the controller owner reference.
+    fn build(owner: &O) -> Self;
+
+    /// Why the child, as the API server returned it, is not ready yet; `None` when it is.
+    fn not_ready(&self) -> Option<String>;
+}
+
+/// What `apply` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// The child is applied and ready.
+    Ready,
+    /// The child is applied; it says why it is not ready yet.
+    NotReady(String),
+    /// An object of the child's name exists and another owner, or nobody, controls it: it was
+    /// left alone.
+    Foreign(String),
+}
+
+/// A future that applies one child.
+pub type Applying<'a> = BoxFuture<'a, Result<Applied>>;
+
+/// One kind a controller owns, as the controller uses it: `Owned::of::<Deployment>()`.
+pub struct Owned<O: Owner> {
+    /// Adds the watch of the children to the owner's controller.
+    pub watch: fn(Controller<O>, &Context) -> Controller<O>,
+    /// Builds the child of an owner and applies it with the given field manager.
+    pub apply: for<'a> fn(&'a O, &'a Context, &'static str) -> Applying<'a>,
+    /// The RBAC rules the controller needs for the children.
+    pub rules: fn() -> Vec<PolicyRule>,
+}
+
+impl<O: Owner> Owned<O> {
+    /// The kind `K`, owned by objects of kind `O`.
+    pub const fn of<K: Child<O>>() -> Self {
+        Self {
+            watch: watch::<O, K>,
+            apply: applying::<O, K>,
+            rules: rules::<K>,
+        }
+    }
+}
+
+/// The metadata of the child of `owner`: the owner's name and namespace, `labels(owner)`, and
+/// a controller owner reference (none when the owner has no UID yet; `apply` refuses it).
+pub fn meta<O: Resource<DynamicType = ()>>(owner: &O) -> ObjectMeta {
+    ObjectMeta {
+        name: owner.meta().name.clone(),
+        namespace: owner.meta().namespace.clone(),
+        labels: Some(labels(owner)),
+        owner_references: owner.controller_owner_ref(&()).map(|r| vec![r]),
+        ..ObjectMeta::default()
+    }
+}
+
+/// The labels of the children of `owner`, as kubebuilder's deploy-image sets them; also a
+/// selector for the pods of a workload child.
+pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (
+            "app.kubernetes.io/name".to_string(),
+            O::kind(&()).to_lowercase(),
+        ),
+        ("app.kubernetes.io/instance".to_string(), owner.name_any()),
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            crate::manager::name().to_string(),
+        ),
+    ])
+}
+
+fn watch<O: Owner, K: Child<O>>(controller: Controller<O>, ctx: &Context) -> Controller<O> {
+    let children = Api::<K>::all(ctx.client.clone());
+    controller.owns(children, watcher::Config::default())
+}
+
+fn applying<'a, O, K>(owner: &'a O, ctx: &'a Context, manager: &'static str) -> Applying<'a>
+where
+    O: Resource<DynamicType = ()> + Send + Sync,
+    K: Child<O>,
+{
+    apply::<O, K>(owner, ctx, manager).boxed()
+}
+
+/// Applies the child `owner` asks for with server-side apply, as field manager `manager`,
+/// unless an object of its name exists that `owner` does not control.
+pub async fn apply<O, K>(owner: &O, ctx: &Context, manager: &str) -> Result<Applied>
+where
+    O: Resource<DynamicType = ()>,
+    K: Child<O>,
+{
+    let child = K::build(owner);
+    let kind = K::kind(&());
+    let invalid = |what: &str| Error::InvalidObject(format!("the {kind} of {what}"));
+    let name = child.meta().name.clone();
+    let name = name.ok_or_else(|| invalid("an object has no name"))?;
+    let namespace = child.meta().namespace.clone();
+    let namespace = namespace.ok_or_else(|| invalid("an object has no namespace"))?;
+    let uid = owner.meta().uid.clone();
+    let uid = uid.ok_or_else(|| invalid("an object without a UID cannot be owned"))?;
+    let controlled = |meta: &ObjectMeta| {
+        let mut refs = meta.owner_references.iter().flatten();
+        refs.any(|r| r.controller == Some(true) && r.uid == uid)
+    };
+    if !controlled(child.meta()) {
+        return Err(invalid("an object lacks its controller owner reference"));
+    }
+    let api = Api::<K>::namespaced(ctx.client.clone(), &namespace);
+    if let Some(existing) = api.get_opt(&name).await?
+        && !controlled(existing.meta())
+    {
+        let owner_kind = O::kind(&());
+        return Ok(Applied::Foreign(format!(
+            "{kind} {name} exists and is not controlled by this {owner_kind}"
+        )));
+    }
+    let params = PatchParams::apply(manager).force();
+    let applied = api.patch(&name, &params, &Patch::Apply(&child)).await?;
+    Ok(match applied.not_ready() {
+        None => Applied::Ready,
+        Some(why) => Applied::NotReady(why),
+    })
+}
+
+fn rules<K: Resource<DynamicType = ()>>() -> Vec<PolicyRule> {
+    vec![rule(&K::group(&()), &K::plural(&()), VERBS)]
+}

@@ -1,0 +1,193 @@
+//! Status conditions: the standard types (`Available`, `Progressing`, `Degraded`) as the
+//! Kubernetes API conventions describe them, how a controller sets them, and their CRD schema:
+//! what controller-gen writes for a `[]metav1.Condition` marked `+listType=map` and
+//! `+listMapKey=type`.
+//!
+//! A list keyed by `type` lets server-side apply merge conditions one by one: two field
+//! managers may each own their own condition instead of fighting over the whole list. Each
+//! condition is validated as the API server validates `metav1.Condition`.
+
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+use schemars::{Schema, SchemaGenerator, json_schema};
+
+/// The schema of `status.conditions`, for `#[schemars(schema_with = "...")]`.
+pub fn schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "type": "array",
+        "x-kubernetes-list-type": "map",
+        "x-kubernetes-list-map-keys": ["type"],
+        "items": {
+            "description": "Condition contains details for one aspect of the current state of this API Resource.",
+            "type": "object",
+            "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+            "properties": {
+                "lastTransitionTime": {
+                    "description": "When the condition last changed from one status to another.",
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "message": {
+                    "description": "A human readable message with details about the transition.",
+                    "type": "string",
+                    "maxLength": 32768
+                },
+                "observedGeneration": {
+                    "description": "The .metadata.generation the condition was set for.",
+                    "type": "integer",
+                    "format": "int64",
+                    "minimum": 0
+                },
+                "reason": {
+                    "description": "A programmatic identifier of the reason for the last transition, in CamelCase.",
+                    "type": "string",
+                    "maxLength": 1024,
+                    "minLength": 1,
+                    "pattern": "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+                },
+                "status": {
+                    "description": "The status of the condition.",
+                    "type": "string",
+                    "enum": ["True", "False", "Unknown"]
+                },
+                "type": {
+                    "description": "The type of condition, in CamelCase or in foo.example.com/CamelCase.",
+                    "type": "string",
+                    "maxLength": 316,
+                    "pattern": "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+                }
+            }
+        }
+    })
+}
+/// The resource is fully functional.
+pub const AVAILABLE: &str = "Available";
+/// The resource is being created or changed.
+pub const PROGRESSING: &str = "Progressing";
+/// The resource failed to reach or keep its desired state.
+pub const DEGRADED: &str = "Degraded";
+
+/// A condition's `status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    True,
+    False,
+    /// The controller cannot tell (yet), e.g. while it waits for something it made.
+    Unknown,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::True => "True",
+            Status::False => "False",
+            Status::Unknown => "Unknown",
+        })
+    }
+}
+
+/// Whether `conditions` holds the condition `type_` with status `True`.
+pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
+    conditions
+        .iter()
+        .any(|c| c.type_ == type_ && c.status == Status::True.to_string())
+}
+
+/// Returns `conditions` with the condition of `type_` set to the given values.
+///
+/// `lastTransitionTime` only moves when the status changes, so a resync does not rewrite it.
+pub fn set(
+    conditions: &[Condition],
+    type_: &str,
+    status: Status,
+    reason: &str,
+    message: &str,
+    observed_generation: Option<i64>,
+) -> Vec<Condition> {
+    let status = status.to_string();
+    let previous = conditions.iter().find(|c| c.type_ == type_);
+    let last_transition_time = match previous {
+        Some(c) if c.status == status => c.last_transition_time.clone(),
+        _ => Time(Timestamp::now()),
+    };
+    let condition = Condition {
+        type_: type_.to_string(),
+        status,
+        reason: reason.to_string(),
+        message: message.to_string(),
+        observed_generation,
+        last_transition_time,
+    };
+    let mut out: Vec<Condition> = conditions
+        .iter()
+        .filter(|c| c.type_ != type_)
+        .cloned()
+        .collect();
+    out.push(condition);
+    out.sort_by(|a, b| a.type_.cmp(&b.type_));
+    out
+}
+
+/// The conditions of `types` in `conditions`: what a controller applies, so that another
+/// field manager's conditions stay that manager's alone (server-side apply merges the list by
+/// `type`, and a controller that applied them all would co-own them).
+pub fn only(conditions: &[Condition], types: &[&str]) -> Vec<Condition> {
+    conditions
+        .iter()
+        .filter(|c| types.contains(&c.type_.as_str()))
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_keeps_the_types_asked_for() {
+        let theirs = set(&[], "Audited", Status::True, "Checked", "ok", None);
+        let both = set(&theirs, AVAILABLE, Status::True, "Reconciled", "ok", None);
+        let ours = only(&both, &[AVAILABLE]);
+        assert_eq!(ours.len(), 1);
+        assert_eq!(ours[0].type_, AVAILABLE);
+    }
+
+    #[test]
+    fn keeps_transition_time_while_status_is_unchanged() {
+        let first = set(&[], AVAILABLE, Status::True, "Reconciled", "ready", Some(1));
+        let again = set(
+            &first,
+            AVAILABLE,
+            Status::True,
+            "Reconciled",
+            "still ready",
+            Some(2),
+        );
+        assert_eq!(again.len(), 1);
+        assert_eq!(again[0].last_transition_time, first[0].last_transition_time);
+        assert_eq!(again[0].message, "still ready");
+        assert_eq!(again[0].observed_generation, Some(2));
+    }
+
+    #[test]
+    fn replaces_only_the_condition_of_the_same_type() {
+        let both = set(
+            &set(&[], AVAILABLE, Status::True, "A", "", None),
+            DEGRADED,
+            Status::Unknown,
+            "D",
+            "",
+            None,
+        );
+        let flipped = set(&both, AVAILABLE, Status::False, "Failed", "", None);
+        let types: Vec<_> = flipped
+            .iter()
+            .map(|c| (c.type_.as_str(), c.status.as_str()))
+            .collect();
+        assert_eq!(types, [(AVAILABLE, "False"), (DEGRADED, "Unknown")]);
+        assert!(!is_true(&flipped, AVAILABLE));
+        assert!(is_true(&both, AVAILABLE));
+    }
+}

@@ -1,0 +1,416 @@
+//! What every controller shares: the [`Context`] each reconcile gets, the [`Error`] type,
+//! [`observe`] (metrics and panic recovery around every reconcile), the per-object [`Backoff`],
+//! [`supervise`] (the manager's run of every controller) and the RBAC [`rule`]s they declare.
+//!
+//! A project's controllers are its own: one module per kind, with `reconcile`, `error_policy`
+//! and a `start` that the manager runs (`src/controller/mod.rs` lists them).
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use kube::Client;
+use kube::Resource;
+use kube::api::DynamicObject;
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::finalizer;
+use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::health::Health;
+use crate::metrics::{Metrics, Outcome};
+
+/// What every reconciler gets: the API client and anything else you want to share.
+pub struct Context {
+    /// The Kubernetes API client.
+    pub client: Client,
+    /// Publishes Kubernetes Events about the objects being reconciled.
+    pub recorder: Recorder,
+    /// Retry delays of the objects whose last reconcile failed.
+    pub backoff: Backoff,
+    /// Reconcile counts and durations, served on `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// What the probes report: caches synced, controllers alive.
+    pub health: Health,
+    /// Cancelled on SIGTERM or Ctrl-C: controllers stop taking work and finish what runs.
+    pub shutdown: CancellationToken,
+}
+
+impl Context {
+    /// A context around `client`. Events name this manager (`manager::name()`) and, in a pod,
+    /// the pod (`POD_NAME`, from the downward API).
+    pub fn new(client: Client) -> Self {
+        let reporter = Reporter {
+            controller: crate::manager::name().into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Self {
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            backoff: Backoff::default(),
+            metrics: Arc::new(Metrics::default()),
+            health: Health::default(),
+            shutdown: CancellationToken::new(),
+        }
+    }
+}
+
+/// The errors a reconcile can end with; `error_policy` decides when to retry.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the Kubernetes API failed.
+    #[error("Kubernetes API request failed: {0}")]
+    Kube(#[from] kube::Error),
+    /// Adding or removing the finalizer failed, or the step it wraps did.
+    #[error("{0}")]
+    Finalizer(#[source] Box<finalizer::Error<Error>>),
+    /// The object misses a field the controller needs.
+    #[error("invalid object: {0}")]
+    InvalidObject(String),
+    /// The reconcile panicked; it is retried like any failure.
+    #[error("reconcile panicked: {0}")]
+    Panic(String),
+}
+
+impl Error {
+    /// What kind of failure this is, for logs and traces. A step that failed inside the
+    /// finalizer is named by its own error, not by the finalizer's.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Kube(_) => "kube",
+            Error::Finalizer(err) => match err.as_ref() {
+                finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => {
+                    inner.kind()
+                }
+                _ => "finalizer",
+            },
+            Error::InvalidObject(_) => "invalid_object",
+            Error::Panic(_) => "panic",
+        }
+    }
+}
+
+/// The result of a reconcile step.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// How the manager starts a controller: each module's `start`.
+pub type Start = fn(Arc<Context>) -> BoxFuture<'static, ()>;
+
+/// How long the controllers may take to stop after a shutdown (finishing the reconciles that
+/// run): less than the pod's `terminationGracePeriodSeconds` (10, config/manager), so that the
+/// manager, not the kubelet's SIGKILL, ends them, and still releases its lease.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
+
+/// Runs the controllers `starts` until they stop, or until `grace` after a shutdown: a
+/// controller whose cache never synced (its CRD missing, its list forbidden) waits for it
+/// without end, even after a shutdown, so it is stopped then, with an error.
+pub async fn supervise(ctx: Arc<Context>, starts: &[Start], grace: Duration) -> anyhow::Result<()> {
+    let mut controllers: JoinSet<()> = JoinSet::new();
+    for start in starts {
+        controllers.spawn(start(ctx.clone()));
+    }
+    ctx.health.expect(controllers.len());
+    let shutdown = ctx.shutdown.clone();
+    let grace_over = async move {
+        shutdown.cancelled().await;
+        tokio::time::sleep(grace).await;
+    };
+    tokio::pin!(grace_over);
+    loop {
+        let finished = tokio::select! {
+            finished = controllers.join_next() => finished,
+            () = &mut grace_over => anyhow::bail!(
+                "{} controller(s) did not stop within {grace:?} of the shutdown (a cache that never synced, or a reconcile that does not end): stopped",
+                controllers.len()
+            ),
+        };
+        let problem = match finished {
+            None => return Ok(()),
+            Some(Ok(())) if ctx.shutdown.is_cancelled() => continue,
+            Some(Ok(())) => "a controller stopped before shutdown".to_string(),
+            Some(Err(err)) => format!("a controller failed: {err}"),
+        };
+        ctx.health.fail(problem.clone());
+        ctx.shutdown.cancel();
+        anyhow::bail!("{problem}");
+    }
+}
+
+/// Tells `health` once `cache`, a controller's view of its objects, has synced with the API
+/// server.
+pub fn report_synced<K>(controller: &'static str, cache: Store<K>, health: Health)
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    tokio::spawn(async move {
+        // kube-runtime 5 wakes only the last of several tasks waiting for a store (the
+        // controller waits on it too), so ask again every second rather than once.
+        loop {
+            match tokio::time::timeout(Duration::from_secs(1), cache.wait_until_ready()).await {
+                Ok(Ok(())) => {
+                    tracing::info!(controller, "cache synced");
+                    health.synced();
+                    break;
+                }
+                Ok(Err(_)) => break,
+                Err(_) => continue,
+            }
+        }
+    });
+}
+
+/// Runs one reconcile of `obj` by `controller`: counts it in the metrics, turns a panic into
+/// `Error::Panic` (counted in `reconcile_panics_total`), and resets the object's backoff once it
+/// succeeds. A panic is retried with backoff like any failure, as controller-runtime does,
+/// instead of ending the controller.
+pub async fn observe<K, F, Fut>(
+    controller: &'static str,
+    obj: Arc<K>,
+    ctx: Arc<Context>,
+    reconcile: F,
+) -> Result<Action>
+where
+    K: Resource<DynamicType = ()>,
+    F: FnOnce(Arc<K>, Arc<Context>) -> Fut,
+    Fut: Future<Output = Result<Action>>,
+{
+    let object = ObjectRef::from_obj(&*obj).erase();
+    let _worker = ctx.metrics.active(controller);
+    let started = Instant::now();
+    let result = match AssertUnwindSafe(reconcile(obj, ctx.clone()))
+        .catch_unwind()
+        .await
+    {
+        Ok(result) => result,
+        Err(panic) => {
+            ctx.metrics.panicked(controller);
+            Err(Error::Panic(panic_message(panic.as_ref())))
+        }
+    };
+    let outcome = match &result {
+        Ok(action) if *action == Action::await_change() => Outcome::Success,
+        Ok(action) if *action == Action::requeue(Duration::ZERO) => Outcome::Requeue,
+        Ok(_) => Outcome::RequeueAfter,
+        Err(_) => Outcome::Error,
+    };
+    ctx.metrics
+        .reconciled(controller, started.elapsed(), outcome);
+    if result.is_ok() {
+        ctx.backoff.reset(&object);
+    }
+    result
+}
+
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// The rules every manager needs besides its controllers': publishing Events.
+pub fn manager_rules() -> Vec<PolicyRule> {
+    vec![rule("events.k8s.io", "events", &["create", "patch"])]
+}
+
+/// A rule allowing `verbs` on `resource` (e.g. `deployments`, `guestbooks/status`) of the
+/// API group `group` (`""` for core types such as pods).
+pub fn rule(group: &str, resource: &str, verbs: &[&str]) -> PolicyRule {
+    PolicyRule {
+        api_groups: Some(vec![group.into()]),
+        resources: Some(vec![resource.into()]),
+        verbs: verbs.iter().map(|v| v.to_string()).collect(),
+        ..PolicyRule::default()
+    }
+}
+
+/// Per-object retry delays for `error_policy`: 5 s, 10 s, 20 s, ... up to 5 minutes.
+/// A successful reconcile resets the object's delay.
+#[derive(Default)]
+pub struct Backoff {
+    failures: Mutex<HashMap<ObjectRef<DynamicObject>, u32>>,
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_secs(5);
+    const MAX: Duration = Duration::from_secs(300);
+
+    /// Counts one more failure of `object` and returns how long to wait before retrying it.
+    pub fn next_delay(&self, object: &ObjectRef<DynamicObject>) -> Duration {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        let count = failures.entry(object.clone()).or_insert(0);
+        let delay = Self::FIRST.saturating_mul(2u32.saturating_pow(*count));
+        *count = count.saturating_add(1);
+        delay.min(Self::MAX)
+    }
+
+    /// Forgets the failures of `object` after it reconciled.
+    pub fn reset(&self, object: &ObjectRef<DynamicObject>) {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        failures.remove(object);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+
+    fn context() -> Arc<Context> {
+        let (service, _handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        Arc::new(Context::new(Client::new(service, "default")))
+    }
+
+    fn config_map() -> Arc<ConfigMap> {
+        let mut obj = ConfigMap::default();
+        obj.metadata.name = Some("test".into());
+        Arc::new(obj)
+    }
+
+    fn stops_at_shutdown(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
+        async move { ctx.shutdown.cancelled().await }.boxed()
+    }
+
+    fn never_stops(_: Arc<Context>) -> BoxFuture<'static, ()> {
+        std::future::pending().boxed()
+    }
+
+    fn stops_at_once(_: Arc<Context>) -> BoxFuture<'static, ()> {
+        async {}.boxed()
+    }
+
+    #[tokio::test]
+    async fn controllers_that_stop_at_shutdown_end_the_run() {
+        let ctx = context();
+        ctx.shutdown.cancel();
+        let starts: &[Start] = &[stops_at_shutdown, stops_at_shutdown];
+        supervise(ctx, starts, Duration::from_secs(60))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_controller_that_does_not_stop_is_stopped_after_the_grace() {
+        let ctx = context();
+        ctx.shutdown.cancel();
+        let starts: &[Start] = &[stops_at_shutdown, never_stops];
+        let err = supervise(ctx, starts, Duration::from_millis(50))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("1 controller(s) did not stop within 50ms"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_controller_stopping_on_its_own_stops_the_others_and_fails_health() {
+        let ctx = context();
+        let starts: &[Start] = &[stops_at_shutdown, stops_at_once];
+        let err = supervise(ctx.clone(), starts, Duration::from_secs(60))
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "a controller stopped before shutdown");
+        assert!(ctx.shutdown.is_cancelled());
+        assert_eq!(
+            ctx.health.failure().as_deref(),
+            Some(err.to_string().as_str())
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_five_minutes_and_resets() {
+        let backoff = Backoff::default();
+        let object = ObjectRef::<ConfigMap>::new("test").erase();
+        let delays: Vec<u64> = (0..8)
+            .map(|_| backoff.next_delay(&object).as_secs())
+            .collect();
+        assert_eq!(delays, [5, 10, 20, 40, 80, 160, 300, 300]);
+        backoff.reset(&object);
+        assert_eq!(backoff.next_delay(&object), Backoff::FIRST);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_reconcile_is_an_error_counted_as_a_panic() {
+        let ctx = context();
+        let result = observe("test", config_map(), ctx.clone(), |_, _| async {
+            if true {
+                panic!("the user's bug");
+            }
+            Ok(Action::await_change())
+        })
+        .await;
+        match result {
+            Err(err @ Error::Panic(_)) => {
+                assert_eq!(err.to_string(), "reconcile panicked: the user's bug");
+                assert_eq!(err.kind(), "panic");
+            }
+            other => panic!("expected Error::Panic, got {other:?}"),
+        }
+        let text = ctx.metrics.encode();
+        for line in [
+            "controller_runtime_reconcile_panics_total{controller=\"test\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"test\"} 1",
+            "controller_runtime_reconcile_total{controller=\"test\",result=\"error\"} 1",
+            "controller_runtime_active_workers{controller=\"test\"} 0",
+        ] {
+            assert!(text.contains(line), "missing `{line}` in:\n{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn reconciles_are_counted_by_outcome_and_reset_the_backoff() {
+        let ctx = context();
+        let object = ObjectRef::from_obj(&*config_map()).erase();
+        ctx.backoff.next_delay(&object);
+        let resync = || Action::requeue(Duration::from_secs(300));
+        let action = observe("test", config_map(), ctx.clone(), |_, _| async move {
+            Ok(resync())
+        });
+        assert_eq!(action.await.unwrap(), resync());
+        observe("test", config_map(), ctx.clone(), |_, _| async {
+            Ok(Action::await_change())
+        })
+        .await
+        .unwrap();
+        assert_eq!(
+            ctx.backoff.next_delay(&object),
+            Backoff::FIRST,
+            "backoff kept"
+        );
+        let text = ctx.metrics.encode();
+        for line in [
+            "controller_runtime_reconcile_total{controller=\"test\",result=\"requeue_after\"} 1",
+            "controller_runtime_reconcile_total{controller=\"test\",result=\"success\"} 1",
+        ] {
+            assert!(text.contains(line), "missing `{line}` in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_failure_inside_the_finalizer_is_named_by_its_own_kind() {
+        let inner = Error::InvalidObject("no spec".into());
+        let wrapped = Error::Finalizer(Box::new(finalizer::Error::ApplyFailed(inner)));
+        assert_eq!(wrapped.kind(), "invalid_object");
+        assert_eq!(
+            wrapped.to_string(),
+            "failed to apply object: invalid object: no spec"
+        );
+        let own = Error::Finalizer(Box::new(finalizer::Error::UnnamedObject));
+        assert_eq!(own.kind(), "finalizer");
+    }
+}

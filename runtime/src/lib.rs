@@ -1,0 +1,37 @@
+//! The runtime of the operators kube-scaffold generates: what controller-runtime is to a
+//! kubebuilder project. A generated project owns its `main.rs`, API types, controllers and
+//! webhooks; this crate owns the rest:
+//!
+//! - [`manager`]: the manager's flags (kubebuilder's names) and its run: the cluster checks,
+//!   probes, metrics, webhooks, leader election, the controllers, a graceful shutdown;
+//! - [`controller`]: what every reconciler shares: [`controller::Context`], the error type,
+//!   `observe` (metrics and panic recovery), the per-object backoff, RBAC rules;
+//! - [`children`]: objects a kind owns, applied with server-side apply;
+//! - [`conditions`]: `status.conditions` as `metav1.Condition`;
+//! - [`health`], [`metrics`], [`server`]: the probes, controller-runtime's metrics, and the
+//!   dual-stack HTTP servers that serve them;
+//! - [`leader`] (feature `leader-election`): client-go's leader election over a Lease;
+//! - [`webhook`] (feature `webhooks`): the HTTPS server of defaulting, validating and
+//!   conversion webhooks, their certificates and their registration under `make run`;
+//! - [`testing`] (feature `testing`) and [`envtest`] (feature `envtest`): for the project's
+//!   unit tests (a mocked API server) and integration tests (a real control plane).
+//!
+//! In a generated project this crate lives in `kube-scaffold-runtime/`, a path dependency that
+//! is kube-scaffold's: `kube-scaffold upgrade` replaces that directory whole. Do not edit it
+//! there; once the crate is published, depend on it by version instead (docs/project-layout.md).
+
+pub mod children;
+pub mod conditions;
+pub mod controller;
+#[cfg(feature = "envtest")]
+pub mod envtest;
+pub mod health;
+#[cfg(feature = "leader-election")]
+pub mod leader;
+pub mod manager;
+pub mod metrics;
+pub mod server;
+#[cfg(feature = "testing")]
+pub mod testing;
+#[cfg(feature = "webhooks")]
+pub mod webhook;

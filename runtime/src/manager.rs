@@ -1,0 +1,465 @@
+//! The manager: checks the cluster, serves health probes, metrics and webhooks, optionally waits
+//! to lead, and runs every controller of the project until SIGTERM or Ctrl-C. It fails when a
+//! controller stops on its own or leadership is lost, so that Kubernetes restarts the pod.
+//!
+//! A project wires it in its `lib.rs`, as kubebuilder's `main.go` wires controller-runtime's
+//! manager, and its `main.rs` runs it:
+//!
+//! ```ignore
+//! Manager::new(env!("CARGO_PKG_NAME"), options)
+//!     .resources(api::resources(), api::external_resources())
+//!     .webhooks(webhook::hooks(), webhook::conversion::conversions())
+//!     .controllers(controller::CONTROLLERS)
+//!     .run()
+//!     .await
+//! ```
+
+use std::hash::{BuildHasher, RandomState};
+#[cfg(feature = "webhooks")]
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+#[cfg(feature = "leader-election")]
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{Args, Parser, ValueEnum};
+use kube::Client;
+use kube::core::ApiResource;
+use tokio_util::sync::CancellationToken;
+use tracing_subscriber::EnvFilter;
+
+use crate::controller::{self, Context, Start};
+use crate::server::{self, BindAddress};
+use crate::{health, metrics};
+
+#[cfg(feature = "leader-election")]
+use crate::leader::{Elector, Lost, Timing};
+#[cfg(feature = "webhooks")]
+use crate::webhook::{self, Hook, certs::SelfSigned, conversion::Conversion, local};
+
+/// The manager's flags, as kubebuilder's `main.go` names them. A project's `main.rs` flattens
+/// them into its own (`#[command(flatten)]`) beside any flags of its own.
+#[derive(Args, Clone, Debug)]
+pub struct Options {
+    /// Where /metrics is served: `:8080` is every interface, IPv4 and IPv6; `0` turns it off.
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
+    pub metrics_bind_address: BindAddress,
+    /// Where the health probes (/healthz, /readyz) are served.
+    #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
+    pub health_probe_bind_address: BindAddress,
+    /// Where the webhooks are served (HTTPS), if the project has any; `0` turns them off.
+    #[cfg(feature = "webhooks")]
+    #[arg(long, env = "WEBHOOK_BIND_ADDRESS", default_value = ":9443")]
+    pub webhook_bind_address: BindAddress,
+    /// The directory of the webhooks' serving certificate: `tls.crt` and `tls.key`.
+    #[cfg(feature = "webhooks")]
+    #[arg(
+        long,
+        env = "WEBHOOK_CERT_PATH",
+        default_value = "/tmp/k8s-webhook-server/serving-certs"
+    )]
+    pub webhook_cert_path: PathBuf,
+    /// Make the webhooks' certificates here, without cert-manager: a CA and a serving
+    /// certificate kept in this Secret of the pod's namespace, written to --webhook-cert-path,
+    /// the CA injected into the webhook configurations and converted CRDs.
+    #[cfg(feature = "webhooks")]
+    #[arg(long, env = "WEBHOOK_CERT_SECRET")]
+    pub webhook_cert_secret: Option<String>,
+    /// With --webhook-cert-secret: the webhook Service, whose names the certificate carries
+    /// (its prefix is the configurations').
+    #[cfg(feature = "webhooks")]
+    #[arg(long, env = "WEBHOOK_SERVICE", default_value = "webhook-service")]
+    pub webhook_service: String,
+    /// Serve the webhooks over HTTP/2 too. Off by default, as in kubebuilder: HTTP/2's rapid
+    /// reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
+    #[cfg(feature = "webhooks")]
+    #[arg(long)]
+    pub enable_http2: bool,
+    /// Under `make run`: serve the webhooks to the cluster at this URL (https://<host>:<port>,
+    /// where its API server reaches this machine), with a certificate made for that host and
+    /// configurations that fail open, deleted when the manager stops.
+    #[cfg(feature = "webhooks")]
+    #[arg(
+        long,
+        env = "WEBHOOK_LOCAL_URL",
+        conflicts_with = "webhook_cert_secret"
+    )]
+    pub webhook_local_url: Option<String>,
+    /// With --webhook-cert-secret: the namespace of the Secret and the Service.
+    #[cfg(feature = "webhooks")]
+    #[arg(long, env = "POD_NAMESPACE")]
+    pub webhook_namespace: Option<String>,
+    /// Run the controllers only while holding a Lease, so that one replica of several works.
+    #[cfg(feature = "leader-election")]
+    #[arg(long)]
+    pub leader_elect: bool,
+    /// The name of the Lease used for leader election [default: <project>-leader-election].
+    #[cfg(feature = "leader-election")]
+    #[arg(long)]
+    pub leader_election_id: Option<String>,
+    /// The namespace of the Lease [default: the pod's namespace, from POD_NAMESPACE].
+    #[cfg(feature = "leader-election")]
+    #[arg(long, env = "POD_NAMESPACE")]
+    pub leader_election_namespace: Option<String>,
+    /// How long a standby waits after the leader's last renewal before it takes the lease.
+    #[cfg(feature = "leader-election")]
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    pub leader_elect_lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it stops leading (and exits).
+    #[cfg(feature = "leader-election")]
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    pub leader_elect_renew_deadline: Duration,
+    /// How long to wait between two attempts to take or renew the lease.
+    #[cfg(feature = "leader-election")]
+    #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
+    pub leader_elect_retry_period: Duration,
+    /// How log lines are written; RUST_LOG filters them (default: info).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+impl Default for Options {
+    /// Every flag at its default (and the environment's variables, as on the command line).
+    fn default() -> Self {
+        #[derive(Parser)]
+        struct Defaults {
+            #[command(flatten)]
+            options: Options,
+        }
+        Defaults::parse_from(["manager"]).options
+    }
+}
+
+/// How log lines are written.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Sets up logging: lines of text or JSON on standard output, filtered by `RUST_LOG`.
+pub fn init_tracing(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt().with_env_filter(filter);
+    match format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
+}
+
+static NAME: OnceLock<String> = OnceLock::new();
+
+/// The operator's name, as the first [`Manager::new`] of the process set it (its package's
+/// name): what its Events, children's `managed-by` label, certificates and local webhook
+/// configurations are named after. `operator` before that.
+pub fn name() -> &'static str {
+    NAME.get().map_or("operator", String::as_str)
+}
+
+/// This process's identity as a leader-election candidate: its host name (the pod's) and a
+/// random suffix, as client-go's; a restarted container is a new candidate, and does not take
+/// back at once the lease its previous run held.
+pub fn identity() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
+    let random = RandomState::new().hash_one(std::process::id());
+    format!("{host}_{random:016x}")
+}
+
+/// What a project's manager runs: its kinds, controllers and webhooks, under its flags.
+pub struct Manager {
+    options: Options,
+    resources: Vec<ApiResource>,
+    external: Vec<ApiResource>,
+    controllers: Vec<Start>,
+    #[cfg(feature = "webhooks")]
+    hooks: Vec<Hook>,
+    #[cfg(feature = "webhooks")]
+    conversions: Vec<Conversion>,
+    #[cfg(feature = "webhooks")]
+    local_failure: local::FailurePolicy,
+}
+
+impl Manager {
+    /// A manager named `name` (the package's: `env!("CARGO_PKG_NAME")`) with `options`.
+    pub fn new(name: &str, options: Options) -> Self {
+        let _ = NAME.set(name.to_string());
+        Self {
+            options,
+            resources: Vec::new(),
+            external: Vec::new(),
+            controllers: Vec::new(),
+            #[cfg(feature = "webhooks")]
+            hooks: Vec::new(),
+            #[cfg(feature = "webhooks")]
+            conversions: Vec::new(),
+            #[cfg(feature = "webhooks")]
+            local_failure: local::FailurePolicy::Ignore,
+        }
+    }
+
+    /// The kinds of the project (`ours`: `make install` installs their CRDs) and those of other
+    /// projects its controllers watch (`theirs`); the manager checks at start that the API
+    /// server serves each, and says how to fix it if not.
+    pub fn resources(mut self, ours: Vec<ApiResource>, theirs: Vec<ApiResource>) -> Self {
+        self.resources = ours;
+        self.external = theirs;
+        self
+    }
+
+    /// The controllers to run, each its module's `start`.
+    pub fn controllers(mut self, starts: &[Start]) -> Self {
+        self.controllers = starts.to_vec();
+        self
+    }
+
+    /// The webhooks to serve, and the conversions between the versions of the project's kinds.
+    #[cfg(feature = "webhooks")]
+    pub fn webhooks(mut self, hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Self {
+        self.hooks = hooks;
+        self.conversions = conversions;
+        self
+    }
+
+    /// What the API server does when a webhook registered at `--webhook-local-url` does not
+    /// answer: let the request through (`make run`, the default) or refuse it (a test).
+    #[cfg(feature = "webhooks")]
+    pub fn local_failure_policy(mut self, policy: local::FailurePolicy) -> Self {
+        self.local_failure = policy;
+        self
+    }
+
+    /// The options this manager runs with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// Runs until SIGTERM or Ctrl-C (a second one exits at once), against the cluster of the
+    /// current kubeconfig, or the in-cluster config in a pod.
+    pub async fn run(self) -> anyhow::Result<()> {
+        let client = Client::try_default().await.context(
+            "cannot configure a Kubernetes client from the kubeconfig or the in-cluster config",
+        )?;
+        let shutdown = CancellationToken::new();
+        let signalled = shutdown.clone();
+        tokio::spawn(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: finishing the reconciles that run");
+            signalled.cancel();
+            shutdown_signal().await;
+            tracing::warn!("second signal: exiting without waiting for the reconciles that run");
+            std::process::exit(130);
+        });
+        self.run_with(client, shutdown).await
+    }
+
+    /// Runs against `client` until `shutdown` is cancelled: what `run` does after reading the
+    /// kubeconfig and installing the signal handlers, for tests.
+    pub async fn run_with(self, client: Client, shutdown: CancellationToken) -> anyhow::Result<()> {
+        let options = self.options;
+        #[cfg(feature = "leader-election")]
+        let timing = Timing {
+            lease_duration: options.leader_elect_lease_duration,
+            renew_deadline: options.leader_elect_renew_deadline,
+            retry_period: options.leader_elect_retry_period,
+        };
+        #[cfg(feature = "leader-election")]
+        timing
+            .validate()
+            .map_err(|problem| anyhow::anyhow!("invalid --leader-elect-* durations: {problem}"))?;
+        check_cluster(&client, &self.resources, &self.external).await?;
+
+        let mut ctx = Context::new(client.clone());
+        ctx.shutdown = shutdown;
+        let ctx = Arc::new(ctx);
+        server::serve(
+            options.health_probe_bind_address,
+            health::router(ctx.health.clone()),
+        )?;
+        server::serve(
+            options.metrics_bind_address,
+            metrics::router(ctx.metrics.clone()),
+        )?;
+
+        // Every replica answers webhooks, leader or not.
+        #[cfg(feature = "webhooks")]
+        let local = {
+            let (hooks, conversions) = (self.hooks, self.conversions);
+            let serves = options.webhook_bind_address != BindAddress::Disabled
+                && !(hooks.is_empty() && conversions.is_empty());
+            let dir = &options.webhook_cert_path;
+            if let Some(secret) = options.webhook_cert_secret.as_deref().filter(|_| serves) {
+                let namespace = options.webhook_namespace.as_deref().context(
+                    "--webhook-cert-secret needs the pod's namespace: set POD_NAMESPACE or --webhook-namespace",
+                )?;
+                let service = &options.webhook_service;
+                let certs = SelfSigned::for_project(secret, namespace, service, &hooks, &conversions);
+                certs
+                    .provide(&client, dir)
+                    .await
+                    .context("cannot provide the webhook certificate (--webhook-cert-secret)")?;
+                tokio::spawn(certs.keep(client.clone(), dir.clone(), ctx.shutdown.clone()));
+            }
+            let mut local = None;
+            if let Some(url) = options.webhook_local_url.as_deref().filter(|_| serves) {
+                let failure = self.local_failure;
+                let registered =
+                    local::register(&client, url, &hooks, &conversions, dir, failure).await?;
+                local = Some(registered);
+                tracing::info!(%url, "local webhooks registered; they are deleted when the manager stops");
+            }
+            let converting = serves && !conversions.is_empty();
+            webhook::serve(
+                options.webhook_bind_address,
+                dir,
+                options.enable_http2,
+                hooks,
+                conversions,
+                ctx.shutdown.clone(),
+            )?;
+            if converting {
+                ctx.health.serving_conversions();
+            }
+            local
+        };
+
+        #[cfg(feature = "leader-election")]
+        let mut elector = None;
+        #[cfg(feature = "leader-election")]
+        let lease = options
+            .leader_election_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-leader-election", name()));
+        #[cfg(feature = "leader-election")]
+        if options.leader_elect {
+            let namespace = options.leader_election_namespace.as_deref().context(
+                "--leader-elect needs the Lease's namespace: set POD_NAMESPACE or --leader-election-namespace",
+            )?;
+            let mut candidate = Elector::new(client, namespace, &lease, &identity(), timing);
+            ctx.metrics.set_leading(&lease, false);
+            ctx.health.standby(timing.lease_duration);
+            tokio::select! {
+                () = candidate.acquire(&ctx.health) => ctx.metrics.set_leading(&lease, true),
+                () = ctx.shutdown.cancelled() => {
+                    tracing::info!("stopped before becoming the leader");
+                    #[cfg(feature = "webhooks")]
+                    if let Some(local) = local {
+                        local.unregister().await;
+                    }
+                    return Ok(());
+                }
+            }
+            elector = Some(candidate);
+        }
+
+        tracing::info!("starting controllers; press Ctrl-C to stop");
+        let controllers = controller::supervise(
+            ctx.clone(),
+            &self.controllers,
+            controller::SHUTDOWN_GRACE,
+        );
+        #[cfg(feature = "leader-election")]
+        let outcome = tokio::select! {
+            outcome = controllers => outcome,
+            lost = keep(&mut elector) => {
+                ctx.metrics.set_leading(&lease, false);
+                ctx.health.fail(lost.to_string());
+                Err(anyhow::anyhow!("{lost}: stopping, so that only one replica reconciles"))
+            }
+        };
+        #[cfg(not(feature = "leader-election"))]
+        let outcome = controllers.await;
+        #[cfg(feature = "leader-election")]
+        if let Some(elector) = &mut elector {
+            elector.release().await;
+        }
+        #[cfg(feature = "webhooks")]
+        if let Some(local) = local {
+            local.unregister().await;
+        }
+        outcome
+    }
+}
+
+/// Resolves once this process stops leading; never without leader election.
+#[cfg(feature = "leader-election")]
+async fn keep(elector: &mut Option<Elector>) -> Lost {
+    match elector {
+        Some(elector) => elector.keep().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Fails fast, with the fix in the message, when the API server cannot be reached or a CRD
+/// this project's controllers watch is not installed (a controller would wait for it for ever,
+/// never ready), instead of retrying silently.
+async fn check_cluster(
+    client: &Client,
+    ours: &[ApiResource],
+    theirs: &[ApiResource],
+) -> anyhow::Result<()> {
+    let version = client
+        .apiserver_version()
+        .await
+        .context("cannot reach the Kubernetes API server: check your kubeconfig and cluster")?;
+    tracing::info!(version = %version.git_version, "connected to the API server");
+    let ours = ours.iter().map(|r| (r, "run `make install`"));
+    let theirs = theirs.iter().map(|r| {
+        let fix = "install the project that defines it first (its CRDs come with it)";
+        (r, fix)
+    });
+    for (resource, fix) in ours.chain(theirs) {
+        let installed = match client.list_api_group_resources(&resource.api_version).await {
+            Ok(list) => list.resources.iter().any(|r| r.name == resource.plural),
+            Err(kube::Error::Api(status)) if status.code == 404 => false,
+            Err(err) => return Err(err).context("cannot list the API server's resources"),
+        };
+        anyhow::ensure!(
+            installed,
+            "the CRD {}.{} ({}) is not installed: {fix}",
+            resource.plural,
+            resource.group,
+            resource.api_version
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identities_differ_between_runs_on_one_host() {
+        let (a, b) = (identity(), identity());
+        assert_ne!(a, b, "a restarted container must not be its previous run");
+        let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
+        assert!(a.starts_with(&format!("{host}_")), "{a}");
+    }
+
+    #[test]
+    fn defaults_are_kubebuilders() {
+        let options = Options::default();
+        assert!(matches!(options.log_format, LogFormat::Text));
+        #[cfg(feature = "leader-election")]
+        {
+            assert!(!options.leader_elect);
+            assert_eq!(options.leader_elect_retry_period, Duration::from_secs(2));
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! Prometheus metrics under controller-runtime's names, labels and buckets, so that its
+//! dashboards and alerts work unchanged:
+//!
+//! - `controller_runtime_reconcile_total{controller, result}`: `result` is `success`, `error`,
+//!   `requeue` or `requeue_after`;
+//! - `controller_runtime_reconcile_errors_total{controller}`;
+//! - `controller_runtime_reconcile_panics_total{controller}`;
+//! - `controller_runtime_reconcile_time_seconds{controller}`: buckets from 5 ms to 60 s;
+//! - `controller_runtime_active_workers{controller}` and
+//!   `controller_runtime_max_concurrent_reconciles{controller}`;
+//! - `leader_election_master_status{name}`, and the `process_*` metrics of the Prometheus
+//!   client libraries (CPU, memory, file descriptors, start time, threads).
+//!
+//! Every series of a controller exists, at zero, from the moment it starts. kube-runtime does
+//! not expose its work queue, so controller-runtime's `workqueue_*` metrics have no
+//! counterpart here.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use axum::routing::get;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// controller-runtime's buckets for `reconcile_time_seconds`, in seconds.
+const RECONCILE_TIME_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+/// How a reconcile ended, as controller-runtime labels it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done; nothing scheduled until the object changes.
+    Success,
+    /// Failed (a panic counts as an error too).
+    Error,
+    /// Done, and asked to run again at once.
+    Requeue,
+    /// Done, and asked to run again after a delay.
+    RequeueAfter,
+}
+
+impl Outcome {
+    fn label(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Error => "error",
+            Outcome::Requeue => "requeue",
+            Outcome::RequeueAfter => "requeue_after",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    controller: String,
+    result: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabels {
+    controller: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LeaseLabels {
+    name: String,
+}
+
+type Durations = Family<ControllerLabels, Histogram, fn() -> Histogram>;
+
+/// The manager's metrics; cheap to share behind an `Arc`.
+pub struct Metrics {
+    registry: Registry,
+    reconciles: Family<ResultLabels, Counter>,
+    errors: Family<ControllerLabels, Counter>,
+    panics: Family<ControllerLabels, Counter>,
+    durations: Durations,
+    active_workers: Family<ControllerLabels, Gauge>,
+    max_concurrent: Family<ControllerLabels, Gauge>,
+    leading: Family<LeaseLabels, Gauge>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let metrics = Self {
+            registry: Registry::default(),
+            reconciles: Family::default(),
+            errors: Family::default(),
+            panics: Family::default(),
+            durations: Family::new_with_constructor(|| {
+                Histogram::new(RECONCILE_TIME_BUCKETS.iter().copied())
+            }),
+            active_workers: Family::default(),
+            max_concurrent: Family::default(),
+            leading: Family::default(),
+        };
+        metrics.registered()
+    }
+}
+
+impl Metrics {
+    fn registered(mut self) -> Self {
+        let runtime = self.registry.sub_registry_with_prefix("controller_runtime");
+        runtime.register(
+            "reconcile",
+            "Total number of reconciliations per controller",
+            self.reconciles.clone(),
+        );
+        runtime.register(
+            "reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            self.errors.clone(),
+        );
+        runtime.register(
+            "reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            self.panics.clone(),
+        );
+        runtime.register(
+            "reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            self.durations.clone(),
+        );
+        runtime.register(
+            "active_workers",
+            "Number of currently used workers per controller",
+            self.active_workers.clone(),
+        );
+        runtime.register(
+            "max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            self.max_concurrent.clone(),
+        );
+        self.registry.register(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            self.leading.clone(),
+        );
+        self.registry.register_collector(Box::new(ProcessCollector));
+        self
+    }
+
+    /// Creates every series of `controller` at zero, so that they exist before its first
+    /// reconcile, and records how many reconciles it runs at once.
+    pub fn start_controller(&self, controller: &str, max_concurrent_reconciles: u16) {
+        let labels = controller_labels(controller);
+        for outcome in [
+            Outcome::Success,
+            Outcome::Error,
+            Outcome::Requeue,
+            Outcome::RequeueAfter,
+        ] {
+            drop(
+                self.reconciles
+                    .get_or_create(&result_labels(controller, outcome)),
+            );
+        }
+        drop(self.errors.get_or_create(&labels));
+        drop(self.panics.get_or_create(&labels));
+        drop(self.durations.get_or_create(&labels));
+        drop(self.active_workers.get_or_create(&labels));
+        self.max_concurrent
+            .get_or_create(&labels)
+            .set(i64::from(max_concurrent_reconciles));
+    }
+
+    /// Counts one reconcile of `controller` that took `elapsed` and ended with `outcome`.
+    pub fn reconciled(&self, controller: &str, elapsed: Duration, outcome: Outcome) {
+        let labels = controller_labels(controller);
+        self.durations
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+        self.reconciles
+            .get_or_create(&result_labels(controller, outcome))
+            .inc();
+        if outcome == Outcome::Error {
+            self.errors.get_or_create(&labels).inc();
+        }
+    }
+
+    /// Counts a reconcile of `controller` that panicked.
+    pub fn panicked(&self, controller: &str) {
+        self.panics
+            .get_or_create(&controller_labels(controller))
+            .inc();
+    }
+
+    /// Counts a reconcile of `controller` as running until the returned guard is dropped.
+    pub fn active(&self, controller: &str) -> ActiveWorker {
+        let gauge = self
+            .active_workers
+            .get_or_create(&controller_labels(controller))
+            .clone();
+        gauge.inc();
+        ActiveWorker(gauge)
+    }
+
+    /// Records whether this process holds the leader lease `name`.
+    pub fn set_leading(&self, name: &str, leading: bool) {
+        let labels = LeaseLabels {
+            name: name.to_string(),
+        };
+        self.leading.get_or_create(&labels).set(i64::from(leading));
+    }
+
+    /// The metrics in the OpenMetrics text format.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("writing to a String cannot fail");
+        text
+    }
+}
+
+fn controller_labels(controller: &str) -> ControllerLabels {
+    ControllerLabels {
+        controller: controller.to_string(),
+    }
+}
+
+fn result_labels(controller: &str, outcome: Outcome) -> ResultLabels {
+    ResultLabels {
+        controller: controller.to_string(),
+        result: outcome.label(),
+    }
+}
+
+/// A reconcile being counted in `active_workers`.
+pub struct ActiveWorker(Gauge);
+
+impl Drop for ActiveWorker {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// The `process_*` metrics, read from the operating system at each scrape.
+#[derive(Debug)]
+struct ProcessCollector;
+
+impl Collector for ProcessCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let process = metrics_process::collector::collect();
+        if let Some(seconds) = process.cpu_seconds_total {
+            let counter = ConstCounter::new(seconds);
+            counter.encode(encoder.encode_descriptor(
+                "process_cpu_seconds_total",
+                "Total user and system CPU time spent in seconds.",
+                None,
+                counter.metric_type(),
+            )?)?;
+        }
+        let gauges = [
+            (
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes.",
+                process.resident_memory_bytes,
+            ),
+            (
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes.",
+                process.virtual_memory_bytes,
+            ),
+            (
+                "process_open_fds",
+                "Number of open file descriptors.",
+                process.open_fds,
+            ),
+            (
+                "process_max_fds",
+                "Maximum number of open file descriptors.",
+                process.max_fds,
+            ),
+            (
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds.",
+                process.start_time_seconds,
+            ),
+            (
+                "process_threads",
+                "Number of OS threads in the process.",
+                process.threads,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            if let Some(value) = value.and_then(|v| i64::try_from(v).ok()) {
+                let gauge = ConstGauge::new(value);
+                gauge.encode(encoder.encode_descriptor(
+                    name,
+                    help,
+                    None,
+                    gauge.metric_type(),
+                )?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `GET /metrics`.
+pub fn router(metrics: Arc<Metrics>) -> Router {
+    Router::new()
+        .route("/metrics", get(serve))
+        .with_state(metrics)
+}
+
+async fn serve(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    let content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    ([(CONTENT_TYPE, content_type)], metrics.encode())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_series_exists_from_the_start() {
+        let metrics = Metrics::default();
+        metrics.start_controller("guestbook", 1);
+        let text = metrics.encode();
+        for line in [
+            "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"success\"} 0",
+            "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"error\"} 0",
+            "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"requeue\"} 0",
+            "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"requeue_after\"} 0",
+            "controller_runtime_reconcile_errors_total{controller=\"guestbook\"} 0",
+            "controller_runtime_reconcile_panics_total{controller=\"guestbook\"} 0",
+            "controller_runtime_reconcile_time_seconds_count{controller=\"guestbook\"} 0",
+            "controller_runtime_active_workers{controller=\"guestbook\"} 0",
+            "controller_runtime_max_concurrent_reconciles{controller=\"guestbook\"} 1",
+        ] {
+            assert!(text.contains(line), "missing `{line}` in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn counts_outcomes_errors_and_durations_in_controller_runtimes_buckets() {
+        let metrics = Metrics::default();
+        metrics.reconciled("guestbook", Duration::from_millis(3), Outcome::Success);
+        metrics.reconciled("guestbook", Duration::from_secs(45), Outcome::Error);
+        metrics.reconciled("guestbook", Duration::from_millis(3), Outcome::RequeueAfter);
+        metrics.panicked("guestbook");
+        let text = metrics.encode();
+        for line in [
+            "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"success\"} 1",
+            "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"error\"} 1",
+            "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"requeue_after\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"guestbook\"} 1",
+            "controller_runtime_reconcile_panics_total{controller=\"guestbook\"} 1",
+            "controller_runtime_reconcile_time_seconds_bucket{le=\"0.005\",controller=\"guestbook\"} 2",
+            "controller_runtime_reconcile_time_seconds_bucket{le=\"40.0\",controller=\"guestbook\"} 2",
+            "controller_runtime_reconcile_time_seconds_bucket{le=\"50.0\",controller=\"guestbook\"} 3",
+            "controller_runtime_reconcile_time_seconds_bucket{le=\"60.0\",controller=\"guestbook\"} 3",
+        ] {
+            assert!(text.contains(line), "missing `{line}` in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn active_workers_counts_reconciles_in_flight() {
+        let metrics = Metrics::default();
+        let first = metrics.active("guestbook");
+        let second = metrics.active("guestbook");
+        let running = "controller_runtime_active_workers{controller=\"guestbook\"}";
+        assert!(metrics.encode().contains(&format!("{running} 2")));
+        drop(first);
+        drop(second);
+        assert!(metrics.encode().contains(&format!("{running} 0")));
+    }
+
+    #[test]
+    fn leadership_and_the_process_are_reported() {
+        let metrics = Metrics::default();
+        metrics.set_leading("guestbook-leader-election", true);
+        let text = metrics.encode();
+        assert!(
+            text.contains("leader_election_master_status{name=\"guestbook-leader-election\"} 1"),
+            "{text}"
+        );
+        for name in ["process_cpu_seconds_total", "process_resident_memory_bytes"] {
+            assert!(text.contains(name), "missing {name} in:\n{text}");
+        }
+    }
+}

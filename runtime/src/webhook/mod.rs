@@ -1,0 +1,772 @@
+//! Webhooks: the server the API server posts its AdmissionReviews and ConversionReviews to,
+//! over TLS, and the configurations `make manifests` writes to `config/webhook/manifests.yaml`.
+//! `kube-scaffold create webhook` adds a hook per kind and kind of hook, each in its module,
+//! and the conversions between the versions of a kind (`conversion`).
+//!
+//! The serving certificate is read from `--webhook-cert-path` (`tls.crt` and `tls.key`, as
+//! cert-manager writes them into the Secret the manager mounts) and read again when the files
+//! change. HTTP/2 is off unless asked for (`--enable-http2`), as in kubebuilder: its rapid
+//! reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::routing::post;
+use axum::{Json, Router};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
+    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use kube::Resource;
+use kube::api::ObjectMeta;
+use kube::core::DynamicObject;
+use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
+use kube::core::conversion::ConversionReview;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::rustls::crypto::CryptoProvider;
+use tokio_rustls::rustls::pki_types::pem::PemObject as _;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{self, BindAddress};
+
+pub mod certs;
+pub mod conversion;
+#[cfg(test)]
+mod fake;
+pub mod local;
+
+use conversion::Conversion;
+
+/// What a validator says of an object: allowed, with warnings for whoever sent it, or denied,
+/// with the reason.
+pub type Verdict = Result<Vec<String>, String>;
+
+/// A validator's answers to the operations on an object of kind `K`.
+pub struct Validator<K> {
+    pub create: fn(&K) -> Verdict,
+    /// `(old, new)`.
+    pub update: fn(&K, &K) -> Verdict,
+    pub delete: fn(&K) -> Verdict,
+}
+
+/// The largest review the server reads, as controller-runtime's: an UPDATE review holds the
+/// object twice (axum's default of 2 MiB refused those of objects over 1 MiB), a
+/// ConversionReview many objects.
+const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
+
+/// How a hook answers a review.
+type Answer = Box<dyn Fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse + Send + Sync>;
+
+/// One webhook: where the API server posts reviews of which objects, and how it answers.
+pub struct Hook {
+    /// `/mutate-<group>-<version>-<kind>` or `/validate-...`, with dashes for dots.
+    pub path: String,
+    /// A defaulting (mutating) webhook, else a validating one.
+    pub mutating: bool,
+    /// The webhook's name in its configuration: `<m|v><kind>-<version>.<group>`, or
+    /// `...<group or core>.kb.io` for a group without a dot (the API server wants three
+    /// segments).
+    pub name: String,
+    pub group: String,
+    pub version: String,
+    pub plural: String,
+    /// The operations the API server sends for review (`CREATE`, `UPDATE`, `DELETE`).
+    pub operations: Vec<String>,
+    /// An object a validating hook refuses, for the end-to-end test (`refusing`).
+    pub refused: Option<serde_json::Value>,
+    /// Namespaces whose objects the API server does not send (`outside`).
+    pub excluded_namespaces: Vec<String>,
+    answer: Answer,
+}
+
+impl Hook {
+    /// A defaulting webhook for `K`: `default` sets what an object left unset; the API server
+    /// gets the difference as a JSON patch.
+    pub fn defaulting<K>(default: fn(&mut K)) -> Self
+    where
+        K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + 'static,
+    {
+        let answer = move |request: &AdmissionRequest<DynamicObject>| {
+            let response = AdmissionResponse::from(request);
+            let Some(object) = &request.object else {
+                return response;
+            };
+            let before = match serde_json::to_value(object) {
+                Ok(value) => value,
+                Err(err) => return response.deny(err),
+            };
+            let mut typed: K = match serde_json::from_value(before.clone()) {
+                Ok(typed) => typed,
+                Err(err) => return response.deny(format!("the object is invalid: {err}")),
+            };
+            // What the type keeps of the object: a field it does not know (added to the CRD
+            // after this manager was built, or newer than k8s-openapi) is not in it, and is
+            // not the defaulter's to remove (controller-runtime drops such removals too).
+            let known = match serde_json::to_value(&typed) {
+                Ok(value) => value,
+                Err(err) => return response.deny(err),
+            };
+            default(&mut typed);
+            let after = match serde_json::to_value(&typed) {
+                Ok(value) => value,
+                Err(err) => return response.deny(err),
+            };
+            let mut patch = json_patch::diff(&before, &after);
+            patch.0.retain(|operation| match operation {
+                json_patch::PatchOperation::Remove(remove) => {
+                    known.pointer(remove.path.as_str()).is_some()
+                }
+                _ => true,
+            });
+            if patch.0.is_empty() {
+                return response;
+            }
+            response
+                .with_patch(patch)
+                .unwrap_or_else(|err| AdmissionResponse::from(request).deny(err))
+        };
+        Self::of::<K>(true, &["CREATE", "UPDATE"], Box::new(answer))
+    }
+
+    /// A validating webhook for `K`, which answers creates and updates (add `DELETE` to
+    /// `operations` to be asked about deletes too). The update of an object being deleted is
+    /// allowed unasked, so that its finalizers can be removed whatever its spec.
+    pub fn validating<K>(validator: Validator<K>) -> Self
+    where
+        K: Resource<DynamicType = ()> + DeserializeOwned + 'static,
+    {
+        let answer = move |request: &AdmissionRequest<DynamicObject>| {
+            let response = AdmissionResponse::from(request);
+            let typed = |object: &Option<DynamicObject>| -> Result<K, String> {
+                let object = object
+                    .as_ref()
+                    .ok_or("the review has no object".to_string())?;
+                let value = serde_json::to_value(object).map_err(|err| err.to_string())?;
+                serde_json::from_value(value).map_err(|err| format!("the object is invalid: {err}"))
+            };
+            let verdict = match request.operation {
+                Operation::Create => {
+                    typed(&request.object).and_then(|new| (validator.create)(&new))
+                }
+                // An object being deleted only loses finalizers: refusing that would keep it
+                // for ever.
+                Operation::Update if deleting(&request.object) => Ok(Vec::new()),
+                Operation::Update => typed(&request.old_object).and_then(|old| {
+                    typed(&request.object).and_then(|new| (validator.update)(&old, &new))
+                }),
+                Operation::Delete => {
+                    typed(&request.old_object).and_then(|old| (validator.delete)(&old))
+                }
+                Operation::Connect => Ok(Vec::new()),
+            };
+            match verdict {
+                Ok(warnings) if warnings.is_empty() => response,
+                Ok(warnings) => {
+                    let mut response = response;
+                    response.warnings = Some(warnings);
+                    response
+                }
+                Err(reason) => response.deny(reason),
+            }
+        };
+        Self::of::<K>(false, &["CREATE", "UPDATE"], Box::new(answer))
+    }
+
+    fn of<K: Resource<DynamicType = ()>>(
+        mutating: bool,
+        operations: &[&str],
+        answer: Answer,
+    ) -> Self {
+        let (group, version, kind) = (K::group(&()), K::version(&()), K::kind(&()));
+        let (prefix, path) = match mutating {
+            true => ("m", "mutate"),
+            false => ("v", "validate"),
+        };
+        let kind = kind.to_lowercase();
+        let name = match (group.contains('.'), group.is_empty()) {
+            (true, _) => format!("{prefix}{kind}-{version}.{group}"),
+            (false, true) => format!("{prefix}{kind}-{version}.core.kb.io"),
+            (false, false) => format!("{prefix}{kind}-{version}.{group}.kb.io"),
+        };
+        Self {
+            path: format!("/{path}-{}-{version}-{kind}", group.replace('.', "-")),
+            mutating,
+            name,
+            group: group.to_string(),
+            version: version.to_string(),
+            plural: K::plural(&()).to_string(),
+            operations: operations.iter().map(|op| op.to_string()).collect(),
+            refused: None,
+            excluded_namespaces: Vec::new(),
+            answer,
+        }
+    }
+
+    /// This hook, not sent the objects of `namespaces`. A hook on a kind Kubernetes defines
+    /// leaves out `kube-system` and the manager's own namespace: while the manager is down,
+    /// the API server refuses what the hook would review, and the manager's own pods must
+    /// still start.
+    pub fn outside(mut self, namespaces: &[&str]) -> Self {
+        self.excluded_namespaces = namespaces.iter().map(|n| n.to_string()).collect();
+        self
+    }
+
+    /// The namespaces the API server sends this hook's objects from: all but the excluded.
+    fn namespace_selector(&self) -> Option<LabelSelector> {
+        if self.excluded_namespaces.is_empty() {
+            return None;
+        }
+        Some(LabelSelector {
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "kubernetes.io/metadata.name".into(),
+                operator: "NotIn".into(),
+                values: Some(self.excluded_namespaces.clone()),
+            }]),
+            ..LabelSelector::default()
+        })
+    }
+
+    /// This hook, with `object`, one it refuses: `make test-e2e` creates it (a dry run) and
+    /// checks that the API server asked this hook, which refused it.
+    pub fn refusing<K: Serialize>(mut self, object: Option<K>) -> Self {
+        self.refused = object.and_then(|object| serde_json::to_value(object).ok());
+        self
+    }
+
+    /// The answer to one AdmissionReview.
+    pub fn review(&self, review: AdmissionReview<DynamicObject>) -> AdmissionReview<DynamicObject> {
+        let request: Result<AdmissionRequest<DynamicObject>, _> = review.try_into();
+        let response = match request {
+            Ok(request) => (self.answer)(&request),
+            Err(err) => AdmissionResponse::invalid(err),
+        };
+        response.into_review()
+    }
+
+    fn rule(&self) -> RuleWithOperations {
+        RuleWithOperations {
+            api_groups: Some(vec![self.group.clone()]),
+            api_versions: Some(vec![self.version.clone()]),
+            operations: Some(self.operations.clone()),
+            resources: Some(vec![self.plural.clone()]),
+            ..RuleWithOperations::default()
+        }
+    }
+
+    /// Where the API server finds the hook: the manager's `webhook-service`.
+    fn client_config(&self) -> WebhookClientConfig {
+        WebhookClientConfig {
+            service: Some(ServiceReference {
+                name: "webhook-service".into(),
+                namespace: "system".into(),
+                path: Some(self.path.clone()),
+                ..ServiceReference::default()
+            }),
+            ..WebhookClientConfig::default()
+        }
+    }
+}
+
+/// Whether `object` is being deleted (it has a deletion timestamp).
+fn deleting(object: &Option<DynamicObject>) -> bool {
+    object
+        .as_ref()
+        .is_some_and(|o| o.metadata.deletion_timestamp.is_some())
+}
+
+/// The webhook configurations of `hooks`, as `make manifests` writes them: one mutating and
+/// one validating configuration (each only if it has a hook). A hook the manager cannot
+/// answer fails the request (`failurePolicy: Fail`), as kubebuilder's do.
+pub fn configurations(
+    hooks: &[Hook],
+) -> (
+    Option<MutatingWebhookConfiguration>,
+    Option<ValidatingWebhookConfiguration>,
+) {
+    let meta = |name: &str| ObjectMeta {
+        name: Some(name.into()),
+        ..ObjectMeta::default()
+    };
+    let mutating: Vec<MutatingWebhook> = hooks
+        .iter()
+        .filter(|hook| hook.mutating)
+        .map(|hook| MutatingWebhook {
+            admission_review_versions: vec!["v1".into()],
+            client_config: hook.client_config(),
+            failure_policy: Some("Fail".into()),
+            name: hook.name.clone(),
+            namespace_selector: hook.namespace_selector(),
+            rules: Some(vec![hook.rule()]),
+            side_effects: "None".into(),
+            ..MutatingWebhook::default()
+        })
+        .collect();
+    let validating: Vec<ValidatingWebhook> = hooks
+        .iter()
+        .filter(|hook| !hook.mutating)
+        .map(|hook| ValidatingWebhook {
+            admission_review_versions: vec!["v1".into()],
+            client_config: hook.client_config(),
+            failure_policy: Some("Fail".into()),
+            name: hook.name.clone(),
+            namespace_selector: hook.namespace_selector(),
+            rules: Some(vec![hook.rule()]),
+            side_effects: "None".into(),
+            ..ValidatingWebhook::default()
+        })
+        .collect();
+    let mutating = (!mutating.is_empty()).then(|| MutatingWebhookConfiguration {
+        metadata: meta("mutating-webhook-configuration"),
+        webhooks: Some(mutating),
+    });
+    let validating = (!validating.is_empty()).then(|| ValidatingWebhookConfiguration {
+        metadata: meta("validating-webhook-configuration"),
+        webhooks: Some(validating),
+    });
+    (mutating, validating)
+}
+
+/// A mutating or a validating webhook configuration: what the manager changes in each of its
+/// webhooks (where the API server reaches it, the CA it trusts, what happens when it cannot)
+/// is the same in both.
+pub trait Configuration:
+    Resource<DynamicType = ()>
+    + k8s_openapi::Resource
+    + Clone
+    + std::fmt::Debug
+    + Serialize
+    + DeserializeOwned
+{
+    /// Each webhook's settings.
+    fn webhooks_mut(&mut self) -> Vec<Settings<'_>>;
+}
+
+/// The settings of one webhook of a `Configuration` that the manager may change.
+pub struct Settings<'a> {
+    pub client_config: &'a mut WebhookClientConfig,
+    pub failure_policy: &'a mut Option<String>,
+    pub timeout_seconds: &'a mut Option<i32>,
+}
+
+impl Configuration for MutatingWebhookConfiguration {
+    fn webhooks_mut(&mut self) -> Vec<Settings<'_>> {
+        let hooks = self.webhooks.iter_mut().flatten();
+        hooks
+            .map(|hook| Settings {
+                client_config: &mut hook.client_config,
+                failure_policy: &mut hook.failure_policy,
+                timeout_seconds: &mut hook.timeout_seconds,
+            })
+            .collect()
+    }
+}
+
+impl Configuration for ValidatingWebhookConfiguration {
+    fn webhooks_mut(&mut self) -> Vec<Settings<'_>> {
+        let hooks = self.webhooks.iter_mut().flatten();
+        hooks
+            .map(|hook| Settings {
+                client_config: &mut hook.client_config,
+                failure_policy: &mut hook.failure_policy,
+                timeout_seconds: &mut hook.timeout_seconds,
+            })
+            .collect()
+    }
+}
+
+/// Serves `hooks` and `conversions` over TLS on `address` until `shutdown`, with the
+/// certificate in `cert_dir`, over HTTP/1.1 (and HTTP/2 with `http2`); nothing when there are
+/// none or the address is `0` (then no certificate is needed). Fails at once if the address
+/// is taken or the certificate cannot be read.
+pub fn serve(
+    address: BindAddress,
+    cert_dir: &Path,
+    http2: bool,
+    hooks: Vec<Hook>,
+    conversions: Vec<Conversion>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    if hooks.is_empty() && conversions.is_empty() {
+        return Ok(());
+    }
+    let Some(listener) = server::listen(address)? else {
+        return Ok(());
+    };
+    let certificate = Arc::new(Certificate::read(cert_dir)?);
+    let mut config = ServerConfig::builder()
+        .with_no_client_auth()
+        .with_cert_resolver(certificate.clone());
+    config.alpn_protocols = match http2 {
+        true => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        false => vec![b"http/1.1".to_vec()],
+    };
+    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let app = router(hooks, conversions);
+    tracing::info!(%address, "serving webhooks");
+    tokio::spawn(certificate.keep_fresh(shutdown.clone()));
+    tokio::spawn(async move {
+        loop {
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(err) => {
+                        tracing::warn!(error = %err, "webhook server: accept failed");
+                        continue;
+                    }
+                },
+                () = shutdown.cancelled() => return,
+            };
+            let (acceptor, app) = (acceptor.clone(), app.clone());
+            tokio::spawn(async move {
+                let stream = match acceptor.accept(stream).await {
+                    Ok(stream) => stream,
+                    Err(err) => {
+                        tracing::debug!(error = %err, %peer, "webhook server: TLS handshake failed");
+                        return;
+                    }
+                };
+                let service = TowerToHyperService::new(app);
+                let mut builder = auto::Builder::new(TokioExecutor::new());
+                if !http2 {
+                    builder = builder.http1_only();
+                }
+                let connection = builder.serve_connection(TokioIo::new(stream), service);
+                if let Err(err) = connection.await {
+                    tracing::debug!(error = %err, %peer, "webhook server: connection failed");
+                }
+            });
+        }
+    });
+    Ok(())
+}
+
+/// One route per hook, each answering the AdmissionReviews posted to its path, and
+/// `/convert` for the ConversionReviews of every kind with conversions.
+pub fn router(hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Router {
+    let mut router = Router::new();
+    for hook in hooks {
+        let path = hook.path.clone();
+        let answer = |State(hook): State<Arc<Hook>>,
+                      Json(review): Json<AdmissionReview<DynamicObject>>| async move {
+            Json(hook.review(review))
+        };
+        router = router.route(&path, post(answer).with_state(Arc::new(hook)));
+    }
+    if !conversions.is_empty() {
+        let answer = |State(conversions): State<Arc<Vec<Conversion>>>,
+                      Json(review): Json<ConversionReview>| async move {
+            Json(conversion::review(&conversions, review))
+        };
+        let state = Arc::new(conversions);
+        router = router.route(conversion::PATH, post(answer).with_state(state));
+    }
+    router.layer(DefaultBodyLimit::max(MAX_REVIEW_BYTES))
+}
+
+/// The serving certificate and key, as files; `resolve` hands out the last that was read.
+#[derive(Debug)]
+struct Certificate {
+    cert: PathBuf,
+    key: PathBuf,
+    /// The files' modification times when read, and what was read.
+    current: RwLock<(Option<SystemTime>, Arc<CertifiedKey>)>,
+}
+
+/// How often the certificate's files are checked for a renewal.
+const CERT_CHECK: Duration = Duration::from_secs(10);
+
+impl Certificate {
+    fn read(dir: &Path) -> anyhow::Result<Self> {
+        let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
+        let loaded = load(&cert, &key)?;
+        let current = RwLock::new((modified(&cert), loaded));
+        Ok(Self { cert, key, current })
+    }
+
+    /// Reads the files again whenever they changed, until `shutdown`.
+    async fn keep_fresh(self: Arc<Self>, shutdown: CancellationToken) {
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(CERT_CHECK) => {}
+                () = shutdown.cancelled() => return,
+            }
+            let seen = modified(&self.cert);
+            if seen == self.current.read().expect("not poisoned").0 {
+                continue;
+            }
+            match load(&self.cert, &self.key) {
+                Ok(loaded) => {
+                    *self.current.write().expect("not poisoned") = (seen, loaded);
+                    tracing::info!(cert = %self.cert.display(), "webhook certificate reloaded");
+                }
+                Err(err) => tracing::warn!(error = %err, "webhook certificate not reloaded"),
+            }
+        }
+    }
+}
+
+impl ResolvesServerCert for Certificate {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.read().expect("not poisoned").1.clone())
+    }
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn load(cert: &Path, key: &Path) -> anyhow::Result<Arc<CertifiedKey>> {
+    let help = "pass --webhook-cert-path with the directory of tls.crt and tls.key";
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .with_context(|| {
+            format!(
+                "cannot read the webhook certificate {}: {help}",
+                cert.display()
+            )
+        })?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("cannot read the webhook key {}: {help}", key.display()))?;
+    let provider = CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(tokio_rustls::rustls::crypto::ring::default_provider()));
+    let certified = CertifiedKey::from_der(certs, key, &provider)
+        .context("the webhook certificate does not match its key")?;
+    Ok(Arc::new(certified))
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio_rustls::TlsConnector;
+    use tokio_rustls::rustls::{ClientConfig, RootCertStore};
+
+    use super::*;
+
+    fn label(cm: &mut ConfigMap) {
+        let labels = cm.metadata.labels.get_or_insert_default();
+        labels.entry("defaulted".into()).or_insert("yes".into());
+    }
+
+    fn review(object: serde_json::Value) -> String {
+        serde_json::json!({
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+                "object": object,
+            }
+        })
+        .to_string()
+    }
+
+    /// The JSON patch a defaulting hook answers `object` with.
+    fn patch_of(hook: &Hook, object: serde_json::Value) -> serde_json::Value {
+        let review = serde_json::from_str(&review(object)).unwrap();
+        let response = serde_json::to_value(hook.review(review)).unwrap();
+        let bytes: Vec<u8> =
+            serde_json::from_value(response["response"]["patch"].clone()).unwrap_or_default();
+        serde_json::from_slice(&bytes).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_defaulter_keeps_the_fields_its_type_does_not_know() {
+        let hook = Hook::defaulting::<ConfigMap>(label);
+        let object = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "newer", "namespace": "default"},
+            "data": {"kept": "yes"},
+            "fieldOfANewerKubernetes": {"nested": [1, 2]},
+        });
+        let patch = patch_of(&hook, object);
+        assert_eq!(
+            patch,
+            serde_json::json!([
+                {"op": "add", "path": "/metadata/labels", "value": {"defaulted": "yes"}}
+            ])
+        );
+    }
+
+    #[test]
+    fn a_defaulter_may_remove_a_field_its_type_knows() {
+        let hook = Hook::defaulting::<ConfigMap>(|cm| cm.data = None);
+        let object = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "emptied", "namespace": "default"},
+            "data": {"gone": "yes"},
+            "fieldOfANewerKubernetes": true,
+        });
+        let patch = patch_of(&hook, object);
+        assert_eq!(
+            patch,
+            serde_json::json!([{"op": "remove", "path": "/data"}])
+        );
+    }
+
+    #[test]
+    fn a_hook_is_named_and_registered_as_kubebuilder_does() {
+        let hook = Hook::defaulting::<ConfigMap>(label);
+        assert_eq!(hook.path, "/mutate--v1-configmap");
+        assert_eq!(hook.name, "mconfigmap-v1.core.kb.io");
+        let (mutating, validating) = configurations(&[hook]);
+        assert!(validating.is_none());
+        let webhook = &mutating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(webhook.failure_policy.as_deref(), Some("Fail"));
+        assert_eq!(webhook.side_effects, "None");
+        let rule = &webhook.rules.as_ref().unwrap()[0];
+        assert_eq!(rule.resources, Some(vec!["configmaps".to_string()]));
+    }
+
+    #[test]
+    fn a_hook_outside_namespaces_is_not_sent_their_objects() {
+        let hook = Hook::defaulting::<ConfigMap>(label).outside(&["kube-system"]);
+        let (mutating, _) = configurations(&[hook]);
+        let webhook = &mutating.unwrap().webhooks.unwrap()[0];
+        let selector = webhook.namespace_selector.as_ref().unwrap();
+        let requirement = &selector.match_expressions.as_ref().unwrap()[0];
+        assert_eq!(requirement.key, "kubernetes.io/metadata.name");
+        assert_eq!(requirement.operator, "NotIn");
+        assert_eq!(requirement.values, Some(vec!["kube-system".to_string()]));
+    }
+
+    /// The manager's webhook server, over TLS with a certificate made here: a review posted to
+    /// the hook's path is answered with the JSON patch of the defaults.
+    #[tokio::test]
+    async fn the_server_answers_reviews_over_tls() {
+        let dir = std::env::temp_dir().join(format!("webhook-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            probe.local_addr().unwrap().port()
+        };
+        let address = format!("127.0.0.1:{port}").parse().unwrap();
+        let shutdown = CancellationToken::new();
+        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+        serve(address, &dir, false, hooks, Vec::new(), shutdown.clone()).unwrap();
+
+        let mut roots = RootCertStore::empty();
+        roots.add(made.cert.der().clone()).unwrap();
+        let client = ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let name = "localhost".try_into().unwrap();
+        let connector = TlsConnector::from(Arc::new(client));
+        let mut tls = connector.connect(name, tcp).await.unwrap();
+        let body = review(serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "test", "namespace": "default"},
+        }));
+        let request = format!(
+            "POST /mutate--v1-configmap HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        tls.write_all(request.as_bytes()).await.unwrap();
+        let mut answer = String::new();
+        tls.read_to_string(&mut answer).await.unwrap();
+        shutdown.cancel();
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+        let json = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
+        let review: serde_json::Value = serde_json::from_str(json).unwrap();
+        let response = &review["response"];
+        assert_eq!(response["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
+        assert_eq!(response["allowed"], true);
+        assert_eq!(response["patchType"], "JSONPatch");
+        // kube writes the patch's bytes as a JSON array, which the API server reads as bytes.
+        let bytes: Vec<u8> = serde_json::from_value(response["patch"].clone()).unwrap();
+        let patch: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let expected = serde_json::json!([
+            {"op": "add", "path": "/metadata/labels", "value": {"defaulted": "yes"}}
+        ]);
+        assert_eq!(patch, expected);
+    }
+
+    /// HTTP/2 is negotiated only with `--enable-http2`: a client that speaks only HTTP/2 is
+    /// refused in the TLS handshake otherwise.
+    #[tokio::test]
+    async fn http2_is_offered_only_when_asked_for() {
+        let dir = std::env::temp_dir().join(format!("webhook-h2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let shutdown = CancellationToken::new();
+        let mut negotiated = Vec::new();
+        for http2 in [false, true] {
+            let port = {
+                let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+                probe.local_addr().unwrap().port()
+            };
+            let address = format!("127.0.0.1:{port}").parse().unwrap();
+            let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+            serve(address, &dir, http2, hooks, Vec::new(), shutdown.clone()).unwrap();
+            let mut roots = RootCertStore::empty();
+            roots.add(made.cert.der().clone()).unwrap();
+            let mut client = ClientConfig::builder()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            client.alpn_protocols = vec![b"h2".to_vec()];
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .unwrap();
+            let name = "localhost".try_into().unwrap();
+            let tls = TlsConnector::from(Arc::new(client))
+                .connect(name, tcp)
+                .await;
+            let protocol = tls
+                .ok()
+                .and_then(|t| t.get_ref().1.alpn_protocol().map(<[u8]>::to_vec));
+            negotiated.push(protocol);
+        }
+        shutdown.cancel();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(negotiated, [None, Some(b"h2".to_vec())]);
+    }
+
+    #[tokio::test]
+    async fn a_missing_certificate_is_an_error_that_names_the_flag() {
+        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
+        let address = "127.0.0.1:0".parse().unwrap();
+        let err = serve(
+            address,
+            Path::new("/nonexistent"),
+            false,
+            hooks,
+            Vec::new(),
+            CancellationToken::new(),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("--webhook-cert-path"),
+            "{err:#}"
+        );
+    }
+}
