@@ -11,8 +11,9 @@
 //! - [`health`], [`metrics`], [`server`]: the probes, controller-runtime's metrics, and the
 //!   dual-stack HTTP servers that serve them;
 //! - [`leader`] (feature `leader-election`): client-go's leader election over a Lease;
-//! - [`webhook`] (feature `webhooks`): the HTTPS server of defaulting, validating and
-//!   conversion webhooks, their certificates and their registration under `make run`;
+//! - [`webhook`]: defaulting, validating and conversion webhooks and their configurations;
+//!   with feature `webhooks`, their HTTPS server, certificates and registration under
+//!   `make run` (without it, a manager with webhooks refuses to start);
 //! - [`testing`] (feature `testing`) and [`envtest`] (feature `envtest`): for the project's
 //!   unit tests (a mocked API server) and integration tests (a real control plane).
 //!
@@ -33,5 +34,4 @@ pub mod metrics;
 pub mod server;
 #[cfg(feature = "testing")]
 pub mod testing;
-#[cfg(feature = "webhooks")]
 pub mod webhook;

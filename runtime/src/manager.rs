@@ -34,8 +34,9 @@ use crate::{health, metrics};
 
 #[cfg(feature = "leader-election")]
 use crate::leader::{Elector, Lost, Timing};
+use crate::webhook::{Hook, conversion::Conversion};
 #[cfg(feature = "webhooks")]
-use crate::webhook::{self, Hook, certs::SelfSigned, conversion::Conversion, local};
+use crate::webhook::{self, certs::SelfSigned, local};
 
 /// The manager's flags, as kubebuilder's `main.go` names them. A project's `main.rs` flattens
 /// them into its own (`#[command(flatten)]`) beside any flags of its own.
@@ -171,9 +172,7 @@ pub struct Manager {
     resources: Vec<ApiResource>,
     external: Vec<ApiResource>,
     controllers: Vec<Start>,
-    #[cfg(feature = "webhooks")]
     hooks: Vec<Hook>,
-    #[cfg(feature = "webhooks")]
     conversions: Vec<Conversion>,
     #[cfg(feature = "webhooks")]
     local_failure: local::FailurePolicy,
@@ -188,9 +187,7 @@ impl Manager {
             resources: Vec::new(),
             external: Vec::new(),
             controllers: Vec::new(),
-            #[cfg(feature = "webhooks")]
             hooks: Vec::new(),
-            #[cfg(feature = "webhooks")]
             conversions: Vec::new(),
             #[cfg(feature = "webhooks")]
             local_failure: local::FailurePolicy::Ignore,
@@ -213,7 +210,7 @@ impl Manager {
     }
 
     /// The webhooks to serve, and the conversions between the versions of the project's kinds.
-    #[cfg(feature = "webhooks")]
+    /// Serving them needs the feature `webhooks`: without it, `run` refuses to start.
     pub fn webhooks(mut self, hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Self {
         self.hooks = hooks;
         self.conversions = conversions;
@@ -266,6 +263,11 @@ impl Manager {
         timing
             .validate()
             .map_err(|problem| anyhow::anyhow!("invalid --leader-elect-* durations: {problem}"))?;
+        #[cfg(not(feature = "webhooks"))]
+        anyhow::ensure!(
+            self.hooks.is_empty() && self.conversions.is_empty(),
+            "the project has webhooks, but kube-scaffold-runtime was built without its `webhooks` feature: add it to the features of that dependency in Cargo.toml"
+        );
         check_cluster(&client, &self.resources, &self.external).await?;
 
         let mut ctx = Context::new(client.clone());

@@ -286,7 +286,7 @@ mod tests {
         let context = ApiContext::new(&init_inputs(), &memcached, String::new(), &[]).unwrap();
         let mut plan = Plan::default();
         let sample = format!("config/samples/{}", context.sample_file);
-        let base_sample = "v2/api/config/samples/sample.yaml.tera";
+        let base_sample = "api/config/samples/sample.yaml.tera";
         plan.file(base_sample, sample, IfExists::Error);
         let deploy_image = &plugins::deploy_image::DeployImage as &dyn plugins::Plugin;
         deploy_image
@@ -365,7 +365,7 @@ mod tests {
             let text = templates.render(&spec.template, &self_signed).unwrap();
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
-        assert!(both.contains(&"v2/webhook/config/webhookcerts/cluster_role.yaml.tera"));
+        assert!(both.contains(&"webhook/config/webhookcerts/cluster_role.yaml.tera"));
         for plan in plugins::v1::plans() {
             for spec in &plan.files {
                 *used.entry(spec.template.clone()).or_default() += 1;

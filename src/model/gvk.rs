@@ -416,7 +416,7 @@ mod tests {
             versions: crate::model::versions::VERSIONS,
         };
         let text = templates
-            .render("v2/init/Cargo.toml.tera", &context)
+            .render("init/Cargo.toml.tera", &context)
             .unwrap();
         let manifest: toml::Table = toml::from_str(&text).unwrap();
         let mut crates = Vec::new();

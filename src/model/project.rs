@@ -17,11 +17,44 @@ use crate::error::user_error;
 pub const FILE: &str = "PROJECT";
 /// The PROJECT format this version reads and writes.
 pub const VERSION: u32 = 2;
-/// The first kube-scaffold whose templates fit the projects this one scaffolds: a project
-/// generated before it has a manager the new controllers do not compile against.
-pub const FIRST_COMPATIBLE_RELEASE: &str = "0.2.0";
-/// The layout this version scaffolds: kube-scaffold 0.1 scaffolded `.../v1`.
-pub const LAYOUT: &str = "rust.kube-scaffold.io/v2";
+/// The layout this version scaffolds: kube-scaffold 0.1 scaffolded `.../v1`, 0.2 `.../v2`.
+pub const LAYOUT: &str = Layout::CURRENT.id();
+
+/// The layouts rendered from `scaffolds/` (0.1's, `.../v1`, is `plugins::v1`'s own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// kube-scaffold 0.2's, frozen: the manager's machinery in the project's own sources.
+    V2,
+    /// 0.3's: the machinery in the runtime crate, `kube-scaffold-runtime/`.
+    V3,
+}
+
+impl Layout {
+    /// The layout new projects get.
+    pub const CURRENT: Layout = Layout::V3;
+
+    /// How PROJECT names it.
+    pub const fn id(self) -> &'static str {
+        match self {
+            Layout::V2 => "rust.kube-scaffold.io/v2",
+            Layout::V3 => "rust.kube-scaffold.io/v3",
+        }
+    }
+
+    /// The layout PROJECT names `id`, if it is rendered from `scaffolds/`.
+    pub fn of(id: &str) -> Option<Self> {
+        [Layout::V2, Layout::V3].into_iter().find(|l| l.id() == id)
+    }
+
+    /// Its template directories under `scaffolds/`, newest first: a layout renders its own
+    /// version of a template, or else the one of the layout before it, unchanged.
+    pub fn dirs(self) -> &'static [&'static str] {
+        match self {
+            Layout::V2 => &["v2"],
+            Layout::V3 => &["v3", "v2"],
+        }
+    }
+}
 /// Where `init` puts the license header; a version-1 PROJECT's owner and year are read there.
 pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
 
@@ -352,24 +385,18 @@ impl Project {
             .find(|r| r.group == group && r.version == version && r.kind == kind)
     }
 
-    /// Refuses to add to a project whose generated code this version's templates do not fit.
+    /// Refuses to add to a project of another layout: this version's templates do not fit
+    /// the code it generated.
     pub fn check_compatible(&self) -> anyhow::Result<()> {
-        let first = semver::Version::parse(FIRST_COMPATIBLE_RELEASE).expect("a version");
-        let scaffolded_by = semver::Version::parse(&self.cli_version).map_err(|err| {
-            user_error(
-                format!("{FILE} names kube-scaffold `{}`: {err}", self.cli_version),
-                format!("restore {FILE} from version control"),
-            )
-        })?;
-        if scaffolded_by < first {
+        if self.layout != LAYOUT {
             return Err(user_error(
                 format!(
-                    "this project was scaffolded by kube-scaffold {scaffolded_by}, whose manager the controllers of kube-scaffold {} do not fit; nothing was written",
+                    "this project has the layout `{}` of kube-scaffold {}, which the templates of kube-scaffold {} do not fit; nothing was written",
+                    self.layout,
+                    self.cli_version,
                     env!("CARGO_PKG_VERSION")
                 ),
-                format!(
-                    "add kinds with kube-scaffold {scaffolded_by} (commit 5bbbfdc of kube-scaffold), until `kube-scaffold upgrade` can bring the project to {FIRST_COMPATIBLE_RELEASE}"
-                ),
+                "run `kube-scaffold upgrade` first (see docs/upgrading.md), then this command again",
             ));
         }
         Ok(())

@@ -9,7 +9,7 @@ use crate::scaffold::tree::Tree;
 use super::{ApiContext, InitContext, Plugin, WebhookContext};
 
 /// The license header's template, rendered first: it goes to `hack/` and atop every source.
-pub const BOILERPLATE_TEMPLATE: &str = "v2/init/hack/boilerplate.rs.txt.tera";
+pub const BOILERPLATE_TEMPLATE: &str = "init/hack/boilerplate.rs.txt.tera";
 /// Where `init` puts the license header that `create api` puts atop new sources.
 pub const BOILERPLATE: &str = crate::model::project::BOILERPLATE;
 
@@ -41,37 +41,37 @@ const API_KINDS: &str = "api-kinds";
 /// The files `init` writes: (template under `scaffolds/`, destination).
 #[rustfmt::skip]
 const INIT_FILES: &[(&str, &str)] = &[
-    ("v2/init/Cargo.toml.tera", "Cargo.toml"),
-    ("v2/init/Makefile.tera", "Makefile"),
-    ("v2/init/Dockerfile.tera", "Dockerfile"),
-    ("v2/init/dockerignore.tera", ".dockerignore"),
-    ("v2/init/gitignore.tera", ".gitignore"),
-    ("v2/init/README.md.tera", "README.md"),
-    ("v2/init/src/main.rs.tera", "src/main.rs"),
-    ("v2/init/src/lib.rs.tera", "src/lib.rs"),
-    ("v2/init/src/health.rs.tera", "src/health.rs"),
-    ("v2/init/src/leader.rs.tera", "src/leader.rs"),
-    ("v2/init/src/metrics.rs.tera", "src/metrics.rs"),
-    ("v2/init/src/server.rs.tera", "src/server.rs"),
-    ("v2/init/src/testing.rs.tera", "src/testing.rs"),
-    ("v2/init/src/api/mod.rs.tera", API_MOD),
-    ("v2/init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
-    ("v2/init/src/controller/mod.rs.tera", CONTROLLER_MOD),
-    ("v2/init/src/webhook/mod.rs.tera", WEBHOOK_MOD),
-    ("v2/init/src/webhook/conversion.rs.tera", CONVERSION_MOD),
-    ("v2/init/src/webhook/certs.rs.tera", "src/webhook/certs.rs"),
-    ("v2/init/src/webhook/fake.rs.tera", "src/webhook/fake.rs"),
-    ("v2/init/src/webhook/local.rs.tera", "src/webhook/local.rs"),
-    ("v2/init/src/controller/children.rs.tera", "src/controller/children.rs"),
-    ("v2/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
-    ("v2/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
-    ("v2/init/tests/e2e.rs.tera", "tests/e2e.rs"),
-    ("v2/init/tests/integration.rs.tera", "tests/integration.rs"),
-    ("v2/init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs"),
-    ("v2/init/tests/support/mod.rs.tera", "tests/support/mod.rs"),
-    ("v2/init/github/workflows/test.yml.tera", ".github/workflows/test.yml"),
-    ("v2/init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml"),
-    ("v2/init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
+    ("init/Cargo.toml.tera", "Cargo.toml"),
+    ("init/Makefile.tera", "Makefile"),
+    ("init/Dockerfile.tera", "Dockerfile"),
+    ("init/dockerignore.tera", ".dockerignore"),
+    ("init/gitignore.tera", ".gitignore"),
+    ("init/README.md.tera", "README.md"),
+    ("init/src/main.rs.tera", "src/main.rs"),
+    ("init/src/lib.rs.tera", "src/lib.rs"),
+    ("init/src/health.rs.tera", "src/health.rs"),
+    ("init/src/leader.rs.tera", "src/leader.rs"),
+    ("init/src/metrics.rs.tera", "src/metrics.rs"),
+    ("init/src/server.rs.tera", "src/server.rs"),
+    ("init/src/testing.rs.tera", "src/testing.rs"),
+    ("init/src/api/mod.rs.tera", API_MOD),
+    ("init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
+    ("init/src/controller/mod.rs.tera", CONTROLLER_MOD),
+    ("init/src/webhook/mod.rs.tera", WEBHOOK_MOD),
+    ("init/src/webhook/conversion.rs.tera", CONVERSION_MOD),
+    ("init/src/webhook/certs.rs.tera", "src/webhook/certs.rs"),
+    ("init/src/webhook/fake.rs.tera", "src/webhook/fake.rs"),
+    ("init/src/webhook/local.rs.tera", "src/webhook/local.rs"),
+    ("init/src/controller/children.rs.tera", "src/controller/children.rs"),
+    ("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
+    ("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
+    ("init/tests/e2e.rs.tera", "tests/e2e.rs"),
+    ("init/tests/integration.rs.tera", "tests/integration.rs"),
+    ("init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs"),
+    ("init/tests/support/mod.rs.tera", "tests/support/mod.rs"),
+    ("init/github/workflows/test.yml.tera", ".github/workflows/test.yml"),
+    ("init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml"),
+    ("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
 ];
 
 /// The base plugin.
@@ -111,7 +111,7 @@ impl Plugin for Base {
             plan.computed(copy.clone(), text.clone());
         } else if c.resource {
             plan_modules(plan, c, version, format!("mod {kind};\npub use {kind}::*;"));
-            plan.file("v2/api/src/api/kind.rs.tera", &kind_file, own);
+            plan.file("api/src/api/kind.rs.tera", &kind_file, own);
             if let Some(previous) = &c.previous_stored {
                 let file = format!("src/api/{group}/{previous}/{kind}.rs");
                 let text = tree.read(&file)?.unwrap_or_default().to_string();
@@ -138,11 +138,11 @@ impl Plugin for Base {
             plan.computed(copy.clone(), text.clone());
         }
         if c.controller {
-            plan.file("v2/api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
+            plan.file("api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
             plan.insert(CONTROLLER_MODULES, "/// A fake API server for the controllers' tests.\n#[cfg(test)]\npub mod mock;\n\n");
             let template = match c.builtin {
-                true => "v2/api/src/controller/builtin.rs.tera",
-                false => "v2/api/src/controller/kind.rs.tera",
+                true => "api/src/controller/builtin.rs.tera",
+                false => "api/src/controller/kind.rs.tera",
             };
             plan.file(template, format!("src/controller/{kind}.rs"), own);
             plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
@@ -179,8 +179,8 @@ fn plan_lists(plan: &mut Plan, c: &ApiContext, version: &str, served: bool) {
 fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
     let own = own_files(c.force);
     for (module, template) in [
-        (&c.defaulter, "v2/webhook/src/webhook/defaulter.rs.tera"),
-        (&c.validator, "v2/webhook/src/webhook/validator.rs.tera"),
+        (&c.defaulter, "webhook/src/webhook/defaulter.rs.tera"),
+        (&c.validator, "webhook/src/webhook/validator.rs.tera"),
     ] {
         let Some(module) = module else {
             continue;
@@ -192,7 +192,7 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
     for conversion in &c.conversions {
         let (group, spoke, module) = (&c.group_module, &conversion.spoke, &conversion.module);
         plan.file_of(
-            "v2/webhook/src/api/conversion.rs.tera",
+            "webhook/src/api/conversion.rs.tera",
             format!("src/api/{group}/{spoke}/{module}.rs"),
             own,
             conversion,
@@ -213,9 +213,9 @@ fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: Str
     let group = &c.group_module;
     let group_mod = format!("src/api/{group}/mod.rs");
     let version_mod = format!("src/api/{group}/{version}/mod.rs");
-    plan.file("v2/api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
+    plan.file("api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
     plan.file(
-        "v2/api/src/api/version.rs.tera",
+        "api/src/api/version.rs.tera",
         &version_mod,
         IfExists::Skip,
     );

@@ -34,7 +34,7 @@ impl Plugin for DeployImage {
             return Ok(());
         }
         let sample = format!("config/samples/{}", c.sample_file);
-        let template = "v2/deploy-image/config/samples/sample.yaml.tera";
+        let template = "deploy-image/config/samples/sample.yaml.tera";
         anyhow::ensure!(
             plan.replace_template(&sample, template),
             "the deploy-image plugin runs after the kustomize plugin, which plans {sample}"

@@ -27,31 +27,31 @@ pub const CA_INJECTION: Marker = Marker::new(DEFAULT, "ca-injection");
 /// The files the first webhook adds: (template under `scaffolds/`, destination).
 #[rustfmt::skip]
 const WEBHOOK_FILES: &[(&str, &str)] = &[
-    ("v2/webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml"),
-    ("v2/webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml"),
-    ("v2/webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml"),
+    ("webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml"),
+    ("webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml"),
+    ("webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml"),
 ];
 
 /// The first webhook's files for cert-manager's certificates.
 #[rustfmt::skip]
 const CERT_MANAGER_FILES: &[(&str, &str)] = &[
-    ("v2/webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml"),
-    ("v2/webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml"),
-    ("v2/webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml"),
-    ("v2/webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml"),
-    ("v2/webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
+    ("webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml"),
+    ("webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml"),
+    ("webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml"),
+    ("webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml"),
+    ("webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
 ];
 
 /// The first webhook's files for the certificates the manager makes (`--self-signed`).
 #[rustfmt::skip]
 const SELF_SIGNED_FILES: &[(&str, &str)] = &[
-    ("v2/webhook/config/webhookcerts/kustomization.yaml.tera", "config/webhookcerts/kustomization.yaml"),
-    ("v2/webhook/config/webhookcerts/kustomizeconfig.yaml.tera", "config/webhookcerts/kustomizeconfig.yaml"),
-    ("v2/webhook/config/webhookcerts/role.yaml.tera", "config/webhookcerts/role.yaml"),
-    ("v2/webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml"),
-    ("v2/webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE),
-    ("v2/webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml"),
-    ("v2/webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
+    ("webhook/config/webhookcerts/kustomization.yaml.tera", "config/webhookcerts/kustomization.yaml"),
+    ("webhook/config/webhookcerts/kustomizeconfig.yaml.tera", "config/webhookcerts/kustomizeconfig.yaml"),
+    ("webhook/config/webhookcerts/role.yaml.tera", "config/webhookcerts/role.yaml"),
+    ("webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml"),
+    ("webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE),
+    ("webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml"),
+    ("webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
 ];
 
 const CERTS_CLUSTER_ROLE: &str = "config/webhookcerts/cluster_role.yaml";
@@ -165,20 +165,20 @@ fn ca_injection(kind: &str, name: Option<&str>) -> String {
 /// The files `init` writes: (template under `scaffolds/`, destination).
 #[rustfmt::skip]
 const INIT_FILES: &[(&str, &str)] = &[
-    ("v2/init/config/default/kustomization.yaml.tera", DEFAULT),
-    ("v2/init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml"),
-    ("v2/init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
-    ("v2/init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
-    ("v2/init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml"),
-    ("v2/init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml"),
-    ("v2/init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml"),
-    ("v2/init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml"),
-    ("v2/init/config/rbac/kustomization.yaml.tera", RBAC),
-    ("v2/init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
-    ("v2/init/config/rbac/role.yaml.tera", manifests::ROLE_FILE),
-    ("v2/init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
-    ("v2/init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml"),
-    ("v2/init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
+    ("init/config/default/kustomization.yaml.tera", DEFAULT),
+    ("init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml"),
+    ("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
+    ("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
+    ("init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml"),
+    ("init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml"),
+    ("init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml"),
+    ("init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml"),
+    ("init/config/rbac/kustomization.yaml.tera", RBAC),
+    ("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
+    ("init/config/rbac/role.yaml.tera", manifests::ROLE_FILE),
+    ("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
+    ("init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml"),
+    ("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
 ];
 
 /// The kustomize plugin.
@@ -206,31 +206,31 @@ impl Plugin for Kustomize {
                 }
                 // Another version of a kind joins its CRD.
                 None => plan.yaml_merged(
-                    "v2/api/config/crd/crd.json.tera",
+                    "api/config/crd/crd.json.tera",
                     format!("config/crd/{crd_base}"),
                     manifests::HEADER,
                     manifests::add_crd_version,
                 ),
             }
             plan.file(
-                "v2/api/config/crd/kustomization.yaml.tera",
+                "api/config/crd/kustomization.yaml.tera",
                 CRD,
                 IfExists::Skip,
             );
             plan.file(
-                "v2/api/config/crd/kustomizeconfig.yaml.tera",
+                "api/config/crd/kustomizeconfig.yaml.tera",
                 "config/crd/kustomizeconfig.yaml",
                 IfExists::Skip,
             );
             // An adopted kind's spec is the user's: no sample can be guessed that validates.
             if !c.adopted {
                 plan.file(
-                    "v2/api/config/samples/kustomization.yaml.tera",
+                    "api/config/samples/kustomization.yaml.tera",
                     SAMPLES,
                     IfExists::Skip,
                 );
                 plan.file(
-                    "v2/api/config/samples/sample.yaml.tera",
+                    "api/config/samples/sample.yaml.tera",
                     format!("config/samples/{}", c.sample_file),
                     own,
                 );
@@ -239,12 +239,12 @@ impl Plugin for Kustomize {
             // The roles are the kind's, whatever the version: the first version made them.
             if !c.new_version {
                 plan.file(
-                    "v2/api/config/rbac/editor_role.yaml.tera",
+                    "api/config/rbac/editor_role.yaml.tera",
                     format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
                     own,
                 );
                 plan.file(
-                    "v2/api/config/rbac/viewer_role.yaml.tera",
+                    "api/config/rbac/viewer_role.yaml.tera",
                     format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
                     own,
                 );
@@ -281,7 +281,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
     let crd = format!("{}.{}", c.plural, c.qualified_group);
     if !c.conversions.is_empty() {
         plan.yaml_patched(
-            "v2/webhook/config/crd/conversion.json.tera",
+            "webhook/config/crd/conversion.json.tera",
             format!("config/crd/bases/{}_{}.yaml", c.qualified_group, c.plural),
             manifests::HEADER,
             manifests::set_conversion,

@@ -1003,15 +1003,17 @@ pub fn create_webhook(
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
 
-/// The whole project as the templates of its own layout render it (the current one, or
-/// kube-scaffold 0.1's), from its PROJECT alone.
+/// The whole project as the templates of its own layout render it (the current one, 0.2's or
+/// 0.1's), from its PROJECT alone.
 pub fn replay_layout(
     project: &Project,
     templates: &Templates,
     rustfmt: &Rustfmt,
 ) -> anyhow::Result<Tree> {
+    let layout = crate::model::project::Layout::of(&project.layout);
     match project.layout.as_str() {
-        crate::model::project::LAYOUT => replay(project, templates),
+        _ if layout == Some(templates.layout()) => replay(project, templates),
+        _ if let Some(layout) = layout => replay(project, &Templates::load_for(layout)?),
         v1::LAYOUT => v1::replay(project, templates, rustfmt),
         other => Err(crate::error::user_error(
             format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),

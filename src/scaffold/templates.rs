@@ -1,21 +1,35 @@
 //! The templates under `scaffolds/`, embedded in the binary and rendered strictly with tera:
 //! an undefined variable is an error, never an empty string.
+//!
+//! A template is named by its path under a layout's directory (`init/src/main.rs.tera`) and
+//! found in the newest of the layout's directories that has it: `scaffolds/v3/` holds only
+//! what layout v3 changed from `scaffolds/v2/`, which stays as 0.2 shipped it. A name under
+//! `v1/` is 0.1's, as it is.
 
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};
 use serde::Serialize;
 use tera::Tera;
 
+use crate::model::project::Layout;
+
 static SCAFFOLDS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/scaffolds");
 
 /// Every embedded template, ready to render.
 pub struct Templates {
     tera: Tera,
+    layout: Layout,
 }
 
 impl Templates {
-    /// Loads every `.tera` file under `scaffolds/`, named by its path there.
+    /// Loads every `.tera` file under `scaffolds/`, named by its path there, to render the
+    /// current layout.
     pub fn load() -> anyhow::Result<Self> {
+        Self::load_for(Layout::CURRENT)
+    }
+
+    /// Loads every template, to render `layout`.
+    pub fn load_for(layout: Layout) -> anyhow::Result<Self> {
         let mut tera = Tera::default();
         tera.autoescape_on(Vec::new());
         let sources = names()
@@ -30,13 +44,32 @@ impl Templates {
             .collect::<anyhow::Result<Vec<_>>>()?;
         tera.add_raw_templates(sources)
             .context("an embedded template does not parse")?;
-        Ok(Self { tera })
+        Ok(Self { tera, layout })
+    }
+
+    /// The layout these templates render.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The embedded template that `name` (a path under a layout's directory) is in this
+    /// layout: its newest version.
+    pub fn resolve(&self, name: &str) -> String {
+        if name.starts_with("v1/") {
+            return name.to_string();
+        }
+        let dirs = self.layout.dirs();
+        dirs.iter()
+            .map(|dir| format!("{dir}/{name}"))
+            .find(|path| SCAFFOLDS.get_file(path).is_some())
+            .unwrap_or_else(|| format!("{}/{name}", dirs[dirs.len() - 1]))
     }
 
     /// Renders the template `name` with `context`.
     pub fn render(&self, name: &str, context: &impl Serialize) -> anyhow::Result<String> {
         let context =
             tera::Context::from_serialize(context).context("cannot build a template context")?;
+        let name = &self.resolve(name);
         self.tera
             .render(name, &context)
             .map_err(|err| anyhow::anyhow!("{}", error_chain(&err)))

@@ -8,17 +8,7 @@
 //! change. HTTP/2 is off unless asked for (`--enable-http2`), as in kubebuilder: its rapid
 //! reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime};
 
-use anyhow::Context as _;
-use axum::extract::{DefaultBodyLimit, State};
-use axum::routing::post;
-use axum::{Json, Router};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
@@ -28,27 +18,23 @@ use kube::Resource;
 use kube::api::ObjectMeta;
 use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kube::core::conversion::ConversionReview;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::ServerConfig;
-use tokio_rustls::rustls::crypto::CryptoProvider;
-use tokio_rustls::rustls::pki_types::pem::PemObject as _;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
-use tokio_rustls::rustls::sign::CertifiedKey;
-use tokio_util::sync::CancellationToken;
 
-use crate::server::{self, BindAddress};
 
+#[cfg(feature = "webhooks")]
 pub mod certs;
 pub mod conversion;
-#[cfg(test)]
+#[cfg(all(test, feature = "webhooks"))]
 mod fake;
+#[cfg(feature = "webhooks")]
 pub mod local;
+#[cfg(feature = "webhooks")]
+pub mod server;
 
-use conversion::Conversion;
+#[cfg(feature = "webhooks")]
+pub use server::{router, serve};
+
 
 /// What a validator says of an object: allowed, with warnings for whoever sent it, or denied,
 /// with the reason.
@@ -61,11 +47,6 @@ pub struct Validator<K> {
     pub update: fn(&K, &K) -> Verdict,
     pub delete: fn(&K) -> Verdict,
 }
-
-/// The largest review the server reads, as controller-runtime's: an UPDATE review holds the
-/// object twice (axum's default of 2 MiB refused those of objects over 1 MiB), a
-/// ConversionReview many objects.
-const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
 
 /// How a hook answers a review.
 type Answer = Box<dyn Fn(&AdmissionRequest<DynamicObject>) -> AdmissionResponse + Send + Sync>;
@@ -387,173 +368,9 @@ impl Configuration for ValidatingWebhookConfiguration {
     }
 }
 
-/// Serves `hooks` and `conversions` over TLS on `address` until `shutdown`, with the
-/// certificate in `cert_dir`, over HTTP/1.1 (and HTTP/2 with `http2`); nothing when there are
-/// none or the address is `0` (then no certificate is needed). Fails at once if the address
-/// is taken or the certificate cannot be read.
-pub fn serve(
-    address: BindAddress,
-    cert_dir: &Path,
-    http2: bool,
-    hooks: Vec<Hook>,
-    conversions: Vec<Conversion>,
-    shutdown: CancellationToken,
-) -> anyhow::Result<()> {
-    if hooks.is_empty() && conversions.is_empty() {
-        return Ok(());
-    }
-    let Some(listener) = server::listen(address)? else {
-        return Ok(());
-    };
-    let certificate = Arc::new(Certificate::read(cert_dir)?);
-    let mut config = ServerConfig::builder()
-        .with_no_client_auth()
-        .with_cert_resolver(certificate.clone());
-    config.alpn_protocols = match http2 {
-        true => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
-        false => vec![b"http/1.1".to_vec()],
-    };
-    let acceptor = TlsAcceptor::from(Arc::new(config));
-    let app = router(hooks, conversions);
-    tracing::info!(%address, "serving webhooks");
-    tokio::spawn(certificate.keep_fresh(shutdown.clone()));
-    tokio::spawn(async move {
-        loop {
-            let (stream, peer) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "webhook server: accept failed");
-                        continue;
-                    }
-                },
-                () = shutdown.cancelled() => return,
-            };
-            let (acceptor, app) = (acceptor.clone(), app.clone());
-            tokio::spawn(async move {
-                let stream = match acceptor.accept(stream).await {
-                    Ok(stream) => stream,
-                    Err(err) => {
-                        tracing::debug!(error = %err, %peer, "webhook server: TLS handshake failed");
-                        return;
-                    }
-                };
-                let service = TowerToHyperService::new(app);
-                let mut builder = auto::Builder::new(TokioExecutor::new());
-                if !http2 {
-                    builder = builder.http1_only();
-                }
-                let connection = builder.serve_connection(TokioIo::new(stream), service);
-                if let Err(err) = connection.await {
-                    tracing::debug!(error = %err, %peer, "webhook server: connection failed");
-                }
-            });
-        }
-    });
-    Ok(())
-}
-
-/// One route per hook, each answering the AdmissionReviews posted to its path, and
-/// `/convert` for the ConversionReviews of every kind with conversions.
-pub fn router(hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Router {
-    let mut router = Router::new();
-    for hook in hooks {
-        let path = hook.path.clone();
-        let answer = |State(hook): State<Arc<Hook>>,
-                      Json(review): Json<AdmissionReview<DynamicObject>>| async move {
-            Json(hook.review(review))
-        };
-        router = router.route(&path, post(answer).with_state(Arc::new(hook)));
-    }
-    if !conversions.is_empty() {
-        let answer = |State(conversions): State<Arc<Vec<Conversion>>>,
-                      Json(review): Json<ConversionReview>| async move {
-            Json(conversion::review(&conversions, review))
-        };
-        let state = Arc::new(conversions);
-        router = router.route(conversion::PATH, post(answer).with_state(state));
-    }
-    router.layer(DefaultBodyLimit::max(MAX_REVIEW_BYTES))
-}
-
-/// The serving certificate and key, as files; `resolve` hands out the last that was read.
-#[derive(Debug)]
-struct Certificate {
-    cert: PathBuf,
-    key: PathBuf,
-    /// The files' modification times when read, and what was read.
-    current: RwLock<(Option<SystemTime>, Arc<CertifiedKey>)>,
-}
-
-/// How often the certificate's files are checked for a renewal.
-const CERT_CHECK: Duration = Duration::from_secs(10);
-
-impl Certificate {
-    fn read(dir: &Path) -> anyhow::Result<Self> {
-        let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
-        let loaded = load(&cert, &key)?;
-        let current = RwLock::new((modified(&cert), loaded));
-        Ok(Self { cert, key, current })
-    }
-
-    /// Reads the files again whenever they changed, until `shutdown`.
-    async fn keep_fresh(self: Arc<Self>, shutdown: CancellationToken) {
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(CERT_CHECK) => {}
-                () = shutdown.cancelled() => return,
-            }
-            let seen = modified(&self.cert);
-            if seen == self.current.read().expect("not poisoned").0 {
-                continue;
-            }
-            match load(&self.cert, &self.key) {
-                Ok(loaded) => {
-                    *self.current.write().expect("not poisoned") = (seen, loaded);
-                    tracing::info!(cert = %self.cert.display(), "webhook certificate reloaded");
-                }
-                Err(err) => tracing::warn!(error = %err, "webhook certificate not reloaded"),
-            }
-        }
-    }
-}
-
-impl ResolvesServerCert for Certificate {
-    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(self.current.read().expect("not poisoned").1.clone())
-    }
-}
-
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-fn load(cert: &Path, key: &Path) -> anyhow::Result<Arc<CertifiedKey>> {
-    let help = "pass --webhook-cert-path with the directory of tls.crt and tls.key";
-    let certs = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .with_context(|| {
-            format!(
-                "cannot read the webhook certificate {}: {help}",
-                cert.display()
-            )
-        })?;
-    let key = PrivateKeyDer::from_pem_file(key)
-        .with_context(|| format!("cannot read the webhook key {}: {help}", key.display()))?;
-    let provider = CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| Arc::new(tokio_rustls::rustls::crypto::ring::default_provider()));
-    let certified = CertifiedKey::from_der(certs, key, &provider)
-        .context("the webhook certificate does not match its key")?;
-    Ok(Arc::new(certified))
-}
-
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
-    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-    use tokio_rustls::TlsConnector;
-    use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
     use super::*;
 
@@ -647,126 +464,5 @@ mod tests {
         assert_eq!(requirement.key, "kubernetes.io/metadata.name");
         assert_eq!(requirement.operator, "NotIn");
         assert_eq!(requirement.values, Some(vec!["kube-system".to_string()]));
-    }
-
-    /// The manager's webhook server, over TLS with a certificate made here: a review posted to
-    /// the hook's path is answered with the JSON patch of the defaults.
-    #[tokio::test]
-    async fn the_server_answers_reviews_over_tls() {
-        let dir = std::env::temp_dir().join(format!("webhook-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
-        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
-        let address = format!("127.0.0.1:{port}").parse().unwrap();
-        let shutdown = CancellationToken::new();
-        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
-        serve(address, &dir, false, hooks, Vec::new(), shutdown.clone()).unwrap();
-
-        let mut roots = RootCertStore::empty();
-        roots.add(made.cert.der().clone()).unwrap();
-        let client = ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .unwrap();
-        let name = "localhost".try_into().unwrap();
-        let connector = TlsConnector::from(Arc::new(client));
-        let mut tls = connector.connect(name, tcp).await.unwrap();
-        let body = review(serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "test", "namespace": "default"},
-        }));
-        let request = format!(
-            "POST /mutate--v1-configmap HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        tls.write_all(request.as_bytes()).await.unwrap();
-        let mut answer = String::new();
-        tls.read_to_string(&mut answer).await.unwrap();
-        shutdown.cancel();
-        std::fs::remove_dir_all(&dir).unwrap();
-
-        assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
-        let json = &answer[answer.find("\r\n\r\n").unwrap() + 4..];
-        let review: serde_json::Value = serde_json::from_str(json).unwrap();
-        let response = &review["response"];
-        assert_eq!(response["uid"], "705ab4f5-6393-11e8-b7cc-42010a800002");
-        assert_eq!(response["allowed"], true);
-        assert_eq!(response["patchType"], "JSONPatch");
-        // kube writes the patch's bytes as a JSON array, which the API server reads as bytes.
-        let bytes: Vec<u8> = serde_json::from_value(response["patch"].clone()).unwrap();
-        let patch: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        let expected = serde_json::json!([
-            {"op": "add", "path": "/metadata/labels", "value": {"defaulted": "yes"}}
-        ]);
-        assert_eq!(patch, expected);
-    }
-
-    /// HTTP/2 is negotiated only with `--enable-http2`: a client that speaks only HTTP/2 is
-    /// refused in the TLS handshake otherwise.
-    #[tokio::test]
-    async fn http2_is_offered_only_when_asked_for() {
-        let dir = std::env::temp_dir().join(format!("webhook-h2-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
-        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
-        let shutdown = CancellationToken::new();
-        let mut negotiated = Vec::new();
-        for http2 in [false, true] {
-            let port = {
-                let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-                probe.local_addr().unwrap().port()
-            };
-            let address = format!("127.0.0.1:{port}").parse().unwrap();
-            let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
-            serve(address, &dir, http2, hooks, Vec::new(), shutdown.clone()).unwrap();
-            let mut roots = RootCertStore::empty();
-            roots.add(made.cert.der().clone()).unwrap();
-            let mut client = ClientConfig::builder()
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-            client.alpn_protocols = vec![b"h2".to_vec()];
-            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
-                .await
-                .unwrap();
-            let name = "localhost".try_into().unwrap();
-            let tls = TlsConnector::from(Arc::new(client))
-                .connect(name, tcp)
-                .await;
-            let protocol = tls
-                .ok()
-                .and_then(|t| t.get_ref().1.alpn_protocol().map(<[u8]>::to_vec));
-            negotiated.push(protocol);
-        }
-        shutdown.cancel();
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(negotiated, [None, Some(b"h2".to_vec())]);
-    }
-
-    #[tokio::test]
-    async fn a_missing_certificate_is_an_error_that_names_the_flag() {
-        let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
-        let address = "127.0.0.1:0".parse().unwrap();
-        let err = serve(
-            address,
-            Path::new("/nonexistent"),
-            false,
-            hooks,
-            Vec::new(),
-            CancellationToken::new(),
-        )
-        .unwrap_err();
-        assert!(
-            format!("{err:#}").contains("--webhook-cert-path"),
-            "{err:#}"
-        );
     }
 }
