@@ -8,7 +8,7 @@
 //! fails.
 
 use std::fs;
-use std::net::TcpListener;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -19,6 +19,11 @@ use kube::api::Api;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio_util::sync::CancellationToken;
+
+use crate::manager::Manager;
+use crate::server::BindAddress;
 
 /// The administrator's token (group `system:masters`).
 const TOKEN: &str = "integration-test-admin";
@@ -130,6 +135,102 @@ impl Environment {
             _processes: processes,
         })
     }
+}
+
+/// A manager run by [`Environment::run`].
+pub struct Running {
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+    probes: u16,
+}
+
+impl Environment {
+    /// Runs `manager` against this API server in this process, as `make run` would: no
+    /// metrics; health probes on a free loopback port; its webhooks (if any) served on another
+    /// and registered at `https://127.0.0.1:<port>`, failing closed, so that a test knows a
+    /// hook answered. Resolves once the manager is ready (`/readyz`: caches synced, webhooks
+    /// serving).
+    pub async fn run(&self, mut manager: Manager) -> anyhow::Result<Running> {
+        let probes = free_port()?;
+        let options = &mut manager.options;
+        options.metrics_bind_address = BindAddress::Disabled;
+        options.health_probe_bind_address = loopback(probes);
+        #[cfg(feature = "leader-election")]
+        {
+            options.leader_elect = false;
+        }
+        #[cfg(feature = "webhooks")]
+        {
+            let port = free_port()?;
+            options.webhook_bind_address = loopback(port);
+            options.webhook_cert_path = self.dir.join("webhook-certs");
+            options.webhook_cert_secret = None;
+            options.webhook_local_url = Some(format!("https://127.0.0.1:{port}"));
+            manager = manager.local_failure_policy(crate::webhook::local::FailurePolicy::Fail);
+        }
+        let shutdown = CancellationToken::new();
+        let client = self.client.clone();
+        let task = tokio::spawn(manager.run_with(client, shutdown.clone()));
+        let mut running = Running {
+            shutdown,
+            task,
+            probes,
+        };
+        running.ready().await?;
+        Ok(running)
+    }
+}
+
+impl Running {
+    /// Waits until `/readyz` answers 200, or fails if the manager stopped first.
+    async fn ready(&mut self) -> anyhow::Result<()> {
+        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        loop {
+            if self.task.is_finished() {
+                let stopped = (&mut self.task).await.context("the manager panicked")?;
+                stopped.context("the manager stopped before it was ready")?;
+                anyhow::bail!("the manager stopped before it was ready");
+            }
+            if readyz(self.probes).await {
+                return Ok(());
+            }
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "the manager was not ready within {READY_TIMEOUT:?} (its /readyz never answered 200)"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Stops the manager as SIGTERM would, and returns how its run ended.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.cancel();
+        let stopped = tokio::time::timeout(READY_TIMEOUT, self.task).await;
+        stopped
+            .context("the manager did not stop")?
+            .context("the manager panicked")?
+    }
+}
+
+/// How long the manager may take to become ready, and to stop.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn loopback(port: u16) -> BindAddress {
+    BindAddress::Address(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+}
+
+/// Whether `GET /readyz` on the loopback `port` answers 200.
+async fn readyz(port: u16) -> bool {
+    let Ok(mut stream) = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).await else {
+        return false;
+    };
+    let request = "GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    if stream.write_all(request.as_bytes()).await.is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer).await;
+    answer.starts_with("HTTP/1.1 200")
 }
 
 impl Processes {

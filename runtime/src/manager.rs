@@ -34,9 +34,9 @@ use crate::{health, metrics};
 
 #[cfg(feature = "leader-election")]
 use crate::leader::{Elector, Lost, Timing};
-use crate::webhook::{Hook, conversion::Conversion};
 #[cfg(feature = "webhooks")]
 use crate::webhook::{self, certs::SelfSigned, local};
+use crate::webhook::{Hook, conversion::Conversion};
 
 /// The manager's flags, as kubebuilder's `main.go` names them. A project's `main.rs` flattens
 /// them into its own (`#[command(flatten)]`) beside any flags of its own.
@@ -168,7 +168,7 @@ pub fn identity() -> String {
 
 /// What a project's manager runs: its kinds, controllers and webhooks, under its flags.
 pub struct Manager {
-    options: Options,
+    pub(crate) options: Options,
     resources: Vec<ApiResource>,
     external: Vec<ApiResource>,
     controllers: Vec<Start>,
@@ -294,7 +294,8 @@ impl Manager {
                     "--webhook-cert-secret needs the pod's namespace: set POD_NAMESPACE or --webhook-namespace",
                 )?;
                 let service = &options.webhook_service;
-                let certs = SelfSigned::for_project(secret, namespace, service, &hooks, &conversions);
+                let certs =
+                    SelfSigned::for_project(secret, namespace, service, &hooks, &conversions);
                 certs
                     .provide(&client, dir)
                     .await
@@ -354,11 +355,8 @@ impl Manager {
         }
 
         tracing::info!("starting controllers; press Ctrl-C to stop");
-        let controllers = controller::supervise(
-            ctx.clone(),
-            &self.controllers,
-            controller::SHUTDOWN_GRACE,
-        );
+        let controllers =
+            controller::supervise(ctx.clone(), &self.controllers, controller::SHUTDOWN_GRACE);
         #[cfg(feature = "leader-election")]
         let outcome = tokio::select! {
             outcome = controllers => outcome,

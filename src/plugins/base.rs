@@ -2,8 +2,10 @@
 //! tests), Makefile, Dockerfile, README and GitHub workflows.
 
 use crate::error::user_error;
+use crate::model::project::Layout;
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{IfExists, Plan};
+use crate::scaffold::templates;
 use crate::scaffold::tree::Tree;
 
 use super::{ApiContext, InitContext, Plugin, WebhookContext};
@@ -38,7 +40,7 @@ pub const CONVERSIONS: Marker = Marker::new(CONVERSION_MOD, "conversions");
 const API_VERSIONS: &str = "api-versions";
 const API_KINDS: &str = "api-kinds";
 
-/// The files `init` writes: (template under `scaffolds/`, destination).
+/// The files `init` writes: (template under a layout's directory, destination).
 #[rustfmt::skip]
 const INIT_FILES: &[(&str, &str)] = &[
     ("init/Cargo.toml.tera", "Cargo.toml"),
@@ -74,6 +76,28 @@ const INIT_FILES: &[(&str, &str)] = &[
     ("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
 ];
 
+/// The files of `INIT_FILES` that layout v3 no longer writes: their code is the runtime
+/// crate's.
+const IN_RUNTIME: &[&str] = &[
+    "src/health.rs",
+    "src/leader.rs",
+    "src/metrics.rs",
+    "src/server.rs",
+    "src/testing.rs",
+    "src/api/conditions.rs",
+    "src/webhook/certs.rs",
+    "src/webhook/fake.rs",
+    "src/webhook/local.rs",
+    "src/controller/children.rs",
+    "src/controller/conditions.rs",
+    "tests/envtest/mod.rs",
+];
+
+/// Where layout v3 puts the runtime crate's source, a path dependency.
+pub const RUNTIME_DIR: &str = "kube-scaffold-runtime";
+/// The features of the runtime crate that the project's Cargo.toml enables.
+pub const RUNTIME_FEATURES: Marker = Marker::new("Cargo.toml", "runtime-features");
+
 /// The base plugin.
 pub struct Base;
 
@@ -86,8 +110,16 @@ impl Plugin for Base {
         if c.license {
             plan.file(BOILERPLATE_TEMPLATE, BOILERPLATE, IfExists::Error);
         }
+        let v2 = c.layout == Layout::V2;
         for (template, dest) in INIT_FILES {
-            plan.file(template, *dest, IfExists::Error);
+            if v2 || !IN_RUNTIME.contains(dest) {
+                plan.file(template, *dest, IfExists::Error);
+            }
+        }
+        if !v2 {
+            for (path, text) in templates::runtime_files() {
+                plan.computed(format!("{RUNTIME_DIR}/{path}"), text.to_string());
+            }
         }
     }
 
@@ -138,8 +170,10 @@ impl Plugin for Base {
             plan.computed(copy.clone(), text.clone());
         }
         if c.controller {
-            plan.file("api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
-            plan.insert(CONTROLLER_MODULES, "/// A fake API server for the controllers' tests.\n#[cfg(test)]\npub mod mock;\n\n");
+            if c.layout == Layout::V2 {
+                plan.file("api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
+                plan.insert(CONTROLLER_MODULES, "/// A fake API server for the controllers' tests.\n#[cfg(test)]\npub mod mock;\n\n");
+            }
             let template = match c.builtin {
                 true => "api/src/controller/builtin.rs.tera",
                 false => "api/src/controller/kind.rs.tera",
@@ -161,6 +195,9 @@ impl Plugin for Base {
     }
 
     fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
+        if c.layout != Layout::V2 {
+            plan.insert(RUNTIME_FEATURES, "\"webhooks\",");
+        }
         plan_webhook(plan, c)
     }
 }
@@ -214,11 +251,7 @@ fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: Str
     let group_mod = format!("src/api/{group}/mod.rs");
     let version_mod = format!("src/api/{group}/{version}/mod.rs");
     plan.file("api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
-    plan.file(
-        "api/src/api/version.rs.tera",
-        &version_mod,
-        IfExists::Skip,
-    );
+    plan.file("api/src/api/version.rs.tera", &version_mod, IfExists::Skip);
     plan.insert(API_GROUPS, format!("pub mod {group};\n\n"));
     plan.insert_at(group_mod, API_VERSIONS, format!("pub mod {version};\n\n"));
     plan.insert_at(version_mod, API_KINDS, declaration);

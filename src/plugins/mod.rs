@@ -16,8 +16,8 @@ use crate::model::manifests;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::{
-    ApiInputs, Command, InitInputs, License, Project, Resource, WebhookInputs, resources_of,
-    stored_version,
+    ApiInputs, Command, InitInputs, Layout, License, Project, Resource, WebhookInputs,
+    resources_of, stored_version,
 };
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::plan::Plan;
@@ -94,11 +94,17 @@ pub struct InitContext {
     pub versions: Versions,
     /// The annotation CRDs of Kubernetes' own groups need, and its value.
     pub api_approval: (&'static str, &'static str),
+    /// The layout rendered.
+    #[serde(skip)]
+    pub layout: Layout,
 }
 
 /// Everything the `api` templates see, computed from `create api`'s inputs and the project.
 #[derive(Serialize)]
 pub struct ApiContext {
+    /// The layout rendered.
+    #[serde(skip)]
+    pub layout: Layout,
     pub project_name: String,
     pub crate_name: String,
     pub domain: String,
@@ -196,6 +202,9 @@ pub struct AdoptedVersion {
 /// Everything the `webhook` templates see, computed from `create webhook`'s inputs.
 #[derive(Serialize)]
 pub struct WebhookContext {
+    /// The layout rendered.
+    #[serde(skip)]
+    pub layout: Layout,
     pub crate_name: String,
     pub project_name: String,
     pub header: String,
@@ -499,6 +508,7 @@ impl InitContext {
             license: init.license == License::Apache2,
             versions: VERSIONS,
             api_approval: gvk::API_APPROVAL,
+            layout: templates.layout(),
         };
         if context.license {
             let boilerplate = templates.render(base::BOILERPLATE_TEMPLATE, &context)?;
@@ -605,6 +615,7 @@ impl ApiContext {
             false => api.kind.clone(),
         };
         Ok(Self {
+            layout: Layout::CURRENT,
             rust_kind,
             external: api.external_crd.is_some(),
             external_default: external::has_default(stored_types.unwrap_or(&external_types)),
@@ -780,6 +791,7 @@ pub fn create_api(
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
     let mut context = ApiContext::new(init, api, header, earlier)?;
+    context.layout = templates.layout();
     context.role_rules = project_rules(init, earlier, api)?;
     let mut plan = Plan::default();
     for plugin in plugins {
@@ -945,6 +957,7 @@ impl WebhookContext {
             .chain([Command::CreateWebhook(webhook.clone())])
             .collect();
         Ok(WebhookContext {
+            layout: Layout::CURRENT,
             crate_name: names::crate_name(&init.project_name),
             project_name: init.project_name.clone(),
             header,
@@ -995,7 +1008,8 @@ pub fn create_webhook(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let context = WebhookContext::new(init, webhook, header, earlier, tree)?;
+    let mut context = WebhookContext::new(init, webhook, header, earlier, tree)?;
+    context.layout = templates.layout();
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.create_webhook(&mut plan, &context)?;

@@ -14,6 +14,30 @@ use tera::Tera;
 use crate::model::project::Layout;
 
 static SCAFFOLDS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/scaffolds");
+/// The generated operators' runtime crate (the workspace member `runtime/`), which a project
+/// of layout v3 holds a copy of.
+static RUNTIME: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/runtime");
+
+/// The runtime crate's files, as (path in the crate, text), sorted: its manifest, README and
+/// sources.
+pub fn runtime_files() -> Vec<(String, &'static str)> {
+    fn walk(dir: &'static Dir<'static>, out: &mut Vec<(String, &'static str)>) {
+        for file in dir.files() {
+            let path = file.path().to_string_lossy().replace('\\', "/");
+            let wanted = path.starts_with("src/") || path == "Cargo.toml" || path == "README.md";
+            if let (true, Some(text)) = (wanted, file.contents_utf8()) {
+                out.push((path, text));
+            }
+        }
+        for sub in dir.dirs() {
+            walk(sub, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&RUNTIME, &mut out);
+    out.sort();
+    out
+}
 
 /// Every embedded template, ready to render.
 pub struct Templates {

@@ -1,4 +1,5 @@
-//! For property tests: objects of any shape a kind's schema allows. The conversions check their
+//! For the project's unit tests: `mock`, a fake API server for the controllers; and for
+//! property tests: objects of any shape a kind's schema allows. The conversions check their
 //! round trips with them (`round_trips`); the webhooks of kinds whose types came from a CRD
 //! (`--external-api-crd`, `--from-crd`) check their answers to any object (`for_any`), and
 //! the controllers of those without `Default` take one object (`example`).
@@ -6,6 +7,8 @@
 //! The values cover what the Rust types care about: types, enums, formats and bounds of
 //! integers, date-times, int-or-strings, maps and arrays. Patterns and lengths are the API
 //! server's to check, and are not followed.
+
+pub mod mock;
 
 use std::fmt::Debug;
 use std::path::Path;

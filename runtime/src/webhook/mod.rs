@@ -8,7 +8,6 @@
 //! change. HTTP/2 is off unless asked for (`--enable-http2`), as in kubebuilder: its rapid
 //! reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
 
-
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
@@ -20,7 +19,6 @@ use kube::core::DynamicObject;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-
 
 #[cfg(feature = "webhooks")]
 pub mod certs;
@@ -34,7 +32,6 @@ pub mod server;
 
 #[cfg(feature = "webhooks")]
 pub use server::{router, serve};
-
 
 /// What a validator says of an object: allowed, with warnings for whoever sent it, or denied,
 /// with the reason.

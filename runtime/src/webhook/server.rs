@@ -29,8 +29,8 @@ use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_util::sync::CancellationToken;
 
-use super::conversion::{self, Conversion};
 use super::Hook;
+use super::conversion::{self, Conversion};
 use crate::server::{self, BindAddress};
 
 /// The largest review the server reads, as controller-runtime's: an UPDATE review holds the
@@ -58,7 +58,15 @@ pub fn serve(
     conversions: Vec<Conversion>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    serve_with(address, cert_dir, http2, hooks, conversions, shutdown, HANDSHAKE_TIMEOUT)
+    serve_with(
+        address,
+        cert_dir,
+        http2,
+        hooks,
+        conversions,
+        shutdown,
+        HANDSHAKE_TIMEOUT,
+    )
 }
 
 /// `serve`, giving clients `handshake_timeout` to finish the handshake and send headers.
@@ -399,7 +407,16 @@ mod tests {
         let shutdown = CancellationToken::new();
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
         let timeout = Duration::from_millis(300);
-        serve_with(address, &dir, false, hooks, Vec::new(), shutdown.clone(), timeout).unwrap();
+        serve_with(
+            address,
+            &dir,
+            false,
+            hooks,
+            Vec::new(),
+            shutdown.clone(),
+            timeout,
+        )
+        .unwrap();
 
         let mut idle = tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
