@@ -94,13 +94,19 @@ impl<O: Owner> Owned<O> {
 }
 
 /// The metadata of the child of `owner`: the owner's name and namespace, `labels(owner)`, and
-/// a controller owner reference (none when the owner has no UID yet; `apply` refuses it).
+/// a controller owner reference (none when the owner has no UID yet; `apply` refuses it) that
+/// blocks the owner's deletion, as controller-runtime's `SetControllerReference`: a foreground
+/// deletion of the owner waits for its children. (Where the API server enforces owner
+/// references, setting it needs `update` on `<owner's plural>/finalizers`.)
 pub fn meta<O: Resource<DynamicType = ()>>(owner: &O) -> ObjectMeta {
     ObjectMeta {
         name: owner.meta().name.clone(),
         namespace: owner.meta().namespace.clone(),
         labels: Some(labels(owner)),
-        owner_references: owner.controller_owner_ref(&()).map(|r| vec![r]),
+        owner_references: owner.controller_owner_ref(&()).map(|mut r| {
+            r.block_owner_deletion = Some(true);
+            vec![r]
+        }),
         ..ObjectMeta::default()
     }
 }
@@ -176,4 +182,26 @@ where
 
 fn rules<K: Resource<DynamicType = ()>>() -> Vec<PolicyRule> {
     vec![rule(&K::group(&()), &K::plural(&()), VERBS)]
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+
+    #[test]
+    fn a_child_is_controlled_by_its_owner_and_blocks_its_deletion() {
+        let mut owner = ConfigMap::default();
+        owner.metadata.name = Some("owner".into());
+        owner.metadata.namespace = Some("default".into());
+        owner.metadata.uid = Some("9c8f3a52-0000-4000-8000-000000000001".into());
+        let meta = meta(&owner);
+        let refs = meta.owner_references.expect("an owner reference");
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].uid, "9c8f3a52-0000-4000-8000-000000000001");
+        assert_eq!(refs[0].controller, Some(true));
+        assert_eq!(refs[0].block_owner_deletion, Some(true));
+        assert_eq!(meta.namespace.as_deref(), Some("default"));
+    }
 }

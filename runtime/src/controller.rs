@@ -234,10 +234,11 @@ pub fn rule(group: &str, resource: &str, verbs: &[&str]) -> PolicyRule {
 }
 
 /// Per-object retry delays for `error_policy`: 5 s, 10 s, 20 s, ... up to 5 minutes.
-/// A successful reconcile resets the object's delay.
+/// A successful reconcile resets the object's delay; the delays of objects that have not
+/// failed for twice the longest delay (deleted while failing, say) are forgotten.
 #[derive(Default)]
 pub struct Backoff {
-    failures: Mutex<HashMap<ObjectRef<DynamicObject>, u32>>,
+    failures: Mutex<HashMap<ObjectRef<DynamicObject>, (u32, Instant)>>,
 }
 
 impl Backoff {
@@ -247,9 +248,12 @@ impl Backoff {
     /// Counts one more failure of `object` and returns how long to wait before retrying it.
     pub fn next_delay(&self, object: &ObjectRef<DynamicObject>) -> Duration {
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let count = failures.entry(object.clone()).or_insert(0);
+        let now = Instant::now();
+        failures.retain(|_, (_, last)| now.duration_since(*last) < Self::MAX * 2);
+        let (count, last) = failures.entry(object.clone()).or_insert((0, now));
         let delay = Self::FIRST.saturating_mul(2u32.saturating_pow(*count));
         *count = count.saturating_add(1);
+        *last = now;
         delay.min(Self::MAX)
     }
 
@@ -257,6 +261,16 @@ impl Backoff {
     pub fn reset(&self, object: &ObjectRef<DynamicObject>) {
         let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
         failures.remove(object);
+    }
+
+    /// How many objects' failures are remembered.
+    pub fn len(&self) -> usize {
+        self.failures.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether no object's failures are remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -342,6 +356,22 @@ mod tests {
         assert_eq!(delays, [5, 10, 20, 40, 80, 160, 300, 300]);
         backoff.reset(&object);
         assert_eq!(backoff.next_delay(&object), Backoff::FIRST);
+    }
+
+    /// An object deleted while failing is never reset: its entry goes once it has not failed
+    /// for twice the longest delay.
+    #[tokio::test(start_paused = true)]
+    async fn the_failures_of_objects_gone_quiet_are_forgotten() {
+        let backoff = Backoff::default();
+        let deleted = ObjectRef::<ConfigMap>::new("deleted").erase();
+        let other = ObjectRef::<ConfigMap>::new("other").erase();
+        backoff.next_delay(&deleted);
+        tokio::time::advance(Backoff::MAX).await;
+        backoff.next_delay(&other);
+        assert_eq!(backoff.len(), 2, "still within twice the longest delay");
+        tokio::time::advance(Backoff::MAX + Duration::from_secs(1)).await;
+        backoff.next_delay(&other);
+        assert_eq!(backoff.len(), 1, "the deleted object's failures are forgotten");
     }
 
     #[tokio::test]

@@ -110,7 +110,6 @@ fn a_forced_rerun_rewrites_the_kinds_files_and_inserts_nothing_twice() {
             "webapp::v1::Guestbook as kube::CustomResourceExt",
         ),
         ("src/controller/mod.rs", "pub mod guestbook;"),
-        ("src/controller/mod.rs", "mod mock;"),
         ("src/controller/mod.rs", "guestbook::start,"),
         (
             "config/crd/kustomization.yaml",
@@ -413,7 +412,7 @@ fn a_controller_for_a_kind_kubernetes_defines_has_no_type_crd_or_sample() {
     .success();
     let after = tree(&dir);
     let added: Vec<&String> = after.keys().filter(|p| !before.contains_key(*p)).collect();
-    let expected = ["src/controller/deployment.rs", "src/controller/mock.rs"];
+    let expected = ["src/controller/deployment.rs"];
     assert_eq!(added, expected, "{added:?}");
     let controller = fs::read_to_string(dir.join("src/controller/deployment.rs")).unwrap();
     assert!(

@@ -315,7 +315,7 @@ fn a_project_of_kube_scaffold_0_1_0_is_refused_until_upgraded() {
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Book"],
         1,
-        "scaffolded by kube-scaffold 0.1.0",
+        "has the layout `rust.kube-scaffold.io/v1` of kube-scaffold 0.1.0",
     );
 }
 

@@ -22,7 +22,7 @@ fn the_project_name_defaults_to_the_directory_name() {
     assert!(cargo.contains("name = \"my-operator\""), "{cargo}");
     let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(
-        main.contains("use my_operator::api;\nuse my_operator::controller;"),
+        main.contains("use my_operator::manager;"),
         "{main}"
     );
 }

@@ -134,7 +134,16 @@ pub fn assert_golden(dir: &Path, case: &str) {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(case);
-    let actual = tree(dir);
+    let mut actual = tree(dir);
+    // The project's copy of the runtime crate is this repository's `runtime/`, byte for byte;
+    // the golden trees leave it out.
+    let copy: BTreeMap<_, _> = actual
+        .extract_if(.., |name, _| name.starts_with(RUNTIME_DIR))
+        .collect();
+    assert!(
+        copy == runtime_copy(),
+        "golden case `{case}`: kube-scaffold-runtime/ is not a copy of runtime/"
+    );
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         let _ = fs::remove_dir_all(&golden);
         for (name, bytes) in &actual {
@@ -210,12 +219,33 @@ pub fn stdout_of(assert: &assert_cmd::assert::Assert) -> String {
 }
 
 /// A copy of `tests/<from>` (a golden tree or a fixture) in a new directory named `guestbook`.
+/// Where a generated project holds its copy of the runtime crate.
+pub const RUNTIME_DIR: &str = "kube-scaffold-runtime";
+
+/// The files a generated project's `kube-scaffold-runtime/` holds: this repository's
+/// `runtime/` crate (manifest, README, sources), as `tree` names them in the project.
+pub fn runtime_copy() -> BTreeMap<String, Vec<u8>> {
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
+    let mut copy = BTreeMap::from([(format!("{RUNTIME_DIR}/"), Vec::new())]);
+    for (name, bytes) in tree(&runtime) {
+        if name.starts_with("src") || name == "Cargo.toml" || name == "README.md" {
+            copy.insert(format!("{RUNTIME_DIR}/{name}"), bytes);
+        }
+    }
+    copy
+}
+
 pub fn copy_of(from: &str) -> (tempfile::TempDir, PathBuf) {
     let (tmp, dir) = empty_dir("guestbook");
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join(from);
-    for (name, bytes) in tree(&source) {
+    let mut files = tree(&source);
+    // The golden trees leave out the runtime crate's copy: it is `runtime/`'s (`assert_golden`).
+    if from.starts_with("golden/") {
+        files.extend(runtime_copy());
+    }
+    for (name, bytes) in files {
         let path = dir.join(&name);
         if name.ends_with('/') {
             fs::create_dir_all(&path).unwrap();

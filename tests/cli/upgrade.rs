@@ -78,7 +78,7 @@ fn an_unedited_project_becomes_what_this_version_generates() {
     assert!(stdout_of(&out).contains("Upgraded from kube-scaffold 0.1.0 to"));
     let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
     assert!(
-        project.contains("version = 2\nlayout = \"rust.kube-scaffold.io/v2\""),
+        project.contains("version = 2\nlayout = \"rust.kube-scaffold.io/v3\""),
         "{project}"
     );
     assert_eq!(
@@ -221,4 +221,71 @@ fn uncommitted_changes_in_git_are_refused_unless_forced() {
     );
     assert!(tree(&dir) == before);
     kube_scaffold(&dir, &["upgrade", "--force"]).success();
+}
+
+/// A copy of a 0.2.0 project (layout v2), named `guestbook`.
+fn project_of_0_2(case: &str) -> (tempfile::TempDir, PathBuf) {
+    copy_of(&format!("fixtures/v0.2.0/{case}"))
+}
+
+/// Layout v2 is rendered again exactly (else every file would be one conflict), its machinery
+/// leaves the project's sources for the runtime crate's copy, and the result is what this
+/// version generates.
+#[test]
+fn a_0_2_project_moves_its_machinery_to_the_runtime_crate() {
+    for case in ["two-kinds", "owned-kinds"] {
+        let (_tmp, dir) = project_of_0_2(case);
+        let out = kube_scaffold(&dir, &["upgrade"]).success();
+        let stdout = stdout_of(&out);
+        assert!(stdout.contains("Upgraded from kube-scaffold 0.2.0 to"), "{stdout}");
+        for line in [
+            "delete src/leader.rs (no longer scaffolded)",
+            "delete src/webhook/certs.rs (no longer scaffolded)",
+            "delete src/controller/mock.rs (no longer scaffolded)",
+            "create kube-scaffold-runtime/src/manager.rs",
+            "update src/main.rs",
+        ] {
+            assert!(stdout.contains(line), "{case}: no `{line}` in:\n{stdout}");
+        }
+        let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+        assert!(project.contains("layout = \"rust.kube-scaffold.io/v3\""), "{project}");
+        kube_scaffold(&dir, &["alpha", "generate", "--output-dir", "../fresh"]).success();
+        let (upgraded, fresh) = (tree(&dir), tree(&dir.parent().unwrap().join("fresh")));
+        let differ: Vec<_> = fresh
+            .keys()
+            .chain(upgraded.keys())
+            .filter(|k| fresh.get(*k) != upgraded.get(*k))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert!(differ.is_empty(), "{case}: differ from a fresh project: {differ:?}");
+    }
+}
+
+/// The user's code stays where it is; an edited file of the machinery is kept, and said so.
+#[test]
+fn a_0_2_project_keeps_the_users_code_and_edited_machinery() {
+    let (_tmp, dir) = project_of_0_2("two-kinds");
+    edit(
+        &dir,
+        "src/controller/guestbook.rs",
+        "    // report what you observed through the conditions below.\n",
+        "    // report what you observed through the conditions below.\n    tracing::debug!(\"my logic\");\n",
+    );
+    edit(
+        &dir,
+        "src/leader.rs",
+        "use std::fmt;\n",
+        "use std::fmt; // tuned by us\n",
+    );
+    let out = kube_scaffold(&dir, &["upgrade"]).success();
+    let stdout = stdout_of(&out);
+    assert!(
+        stdout.contains("keep src/leader.rs (no longer scaffolded, but you edited it)"),
+        "{stdout}"
+    );
+    let leader = fs::read_to_string(dir.join("src/leader.rs")).unwrap();
+    assert!(leader.contains("tuned by us"));
+    let controller = fs::read_to_string(dir.join("src/controller/guestbook.rs")).unwrap();
+    assert!(controller.contains("tracing::debug!(\"my logic\");"), "{controller}");
 }

@@ -16,28 +16,25 @@
 //! `make test-integration` runs it with etcd and kube-apiserver from `KUBEBUILDER_ASSETS`
 //! (`cargo test` skips it). The project's CRDs are installed from the code (and those of other
 //! projects' kinds from `hack/crds`), its webhooks served by this process and registered at its
-//! address (a hook that does not answer fails the request), its controllers run in this
+//! address (a hook that does not answer fails the request), its manager runs in this
 //! process. Each validating webhook must refuse its example; every sample in
 //! `config/samples` must be reconciled (its `Available` condition reported for its
 //! generation: `True`, or `False` while it waits for pods, which never run here), read back in
 //! every version of its kind, and deleted.
 
-mod envtest;
 mod support;
 
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Client;
 use kube::api::{Api, Patch, PatchParams};
-use tokio_util::sync::CancellationToken;
+use kube_scaffold_runtime::envtest::Environment;
+use kube_scaffold_runtime::manager::Options;
 
-use guestbook::server::BindAddress;
-use guestbook::{api, controller, webhook};
+use guestbook::{api, manager, webhook};
 
 use support::{Sample, conditions, wait};
 
@@ -46,35 +43,14 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 #[tokio::test]
 #[ignore = "needs etcd and kube-apiserver: `make test-integration`"]
 async fn every_sample_is_reconciled_and_every_webhook_answers() -> anyhow::Result<()> {
-    let env = envtest::Environment::start().await?;
+    let env = Environment::start().await?;
     let client = env.client.clone();
     install_crds(&client).await?;
-
-    let (hooks, conversions) = (webhook::hooks(), webhook::conversion::conversions());
-    let serving = CancellationToken::new();
-    let mut registered = None;
-    if !(hooks.is_empty() && conversions.is_empty()) {
-        let port = envtest::free_port()?;
-        let url = format!("https://127.0.0.1:{port}");
-        let certs = env.dir.join("webhook-certs");
-        let fail = webhook::local::FailurePolicy::Fail;
-        let local = webhook::local::register(&client, &url, &hooks, &conversions, &certs, fail);
-        registered = Some(local.await?);
-        let address = BindAddress::Address(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
-        webhook::serve(address, &certs, false, hooks, conversions, serving.clone())?;
-    }
-
-    let ctx = Arc::new(controller::Context::new(client.clone()));
-    let controllers = tokio::spawn(controller::run(ctx.clone()));
+    let running = env.run(manager(Options::default())).await?;
     let outcome = check(&client).await;
-    ctx.shutdown.cancel();
-    let stopped = tokio::time::timeout(TIMEOUT, controllers).await;
-    serving.cancel();
-    if let Some(registered) = registered {
-        registered.unregister().await;
-    }
+    let stopped = running.stop().await;
     outcome?;
-    stopped.context("the controllers did not stop")??
+    stopped
 }
 
 /// The webhooks' examples refused, every sample reconciled, converted and deleted.

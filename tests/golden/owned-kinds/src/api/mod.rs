@@ -5,7 +5,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::core::ApiResource;
 use kube::core::crd::merge_crds;
 
-pub mod conditions;
+pub use kube_scaffold_runtime::conditions;
 
 pub mod webapp;
 
