@@ -265,7 +265,10 @@ impl Backoff {
 
     /// How many objects' failures are remembered.
     pub fn len(&self) -> usize {
-        self.failures.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 
     /// Whether no object's failures are remembered.
@@ -371,7 +374,11 @@ mod tests {
         assert_eq!(backoff.len(), 2, "still within twice the longest delay");
         tokio::time::advance(Backoff::MAX + Duration::from_secs(1)).await;
         backoff.next_delay(&other);
-        assert_eq!(backoff.len(), 1, "the deleted object's failures are forgotten");
+        assert_eq!(
+            backoff.len(),
+            1,
+            "the deleted object's failures are forgotten"
+        );
     }
 
     #[tokio::test]

@@ -181,6 +181,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::model::project::Layout;
     use crate::model::project::{ApiInputs, Command as Step, InitInputs, License};
     use crate::plugins::{self, ApiContext, BUNDLE, InitContext, base, kustomize};
     use crate::scaffold::marker::{self, Marker};
@@ -223,7 +224,30 @@ mod tests {
 
     #[test]
     fn every_template_is_used_by_exactly_one_spec_and_renders() {
-        let templates = Templates::load().unwrap();
+        let mut used: BTreeMap<String, usize> = BTreeMap::new();
+        for layout in [Layout::V2, Layout::V3] {
+            let templates = Templates::load_for(layout).unwrap();
+            let uses = uses(&templates);
+            let twice: Vec<_> = uses.iter().filter(|(_, n)| **n > 1).collect();
+            assert!(
+                twice.is_empty(),
+                "{layout:?}: templates used by several specs: {twice:?}"
+            );
+            used.extend(uses);
+        }
+        for plan in plugins::v1::plans() {
+            for spec in &plan.files {
+                *used.entry(spec.template.clone()).or_default() += 1;
+            }
+        }
+        let all = crate::scaffold::templates::names();
+        let unused: Vec<_> = all.iter().filter(|t| !used.contains_key(*t)).collect();
+        assert!(unused.is_empty(), "templates no spec uses: {unused:?}");
+    }
+
+    /// The templates a layout's commands render (each rendered), by their embedded name, with
+    /// how many specs use each.
+    fn uses(templates: &Templates) -> BTreeMap<String, usize> {
         let mut used: BTreeMap<String, usize> = BTreeMap::new();
         let init = InitContext::new(&init_inputs(), &templates).unwrap();
         let mut plan = Plan::default();
@@ -231,14 +255,15 @@ mod tests {
             plugin.init(&mut plan, &init);
         }
         for spec in &plan.files {
-            *used.entry(spec.template.clone()).or_default() += 1;
+            *used.entry(templates.resolve(&spec.template)).or_default() += 1;
             let text = templates.render(&spec.template, &init).unwrap();
             assert!(!text.trim().is_empty(), "{} renders empty", spec.template);
         }
         for namespaced in [true, false] {
-            let context =
+            let mut context =
                 ApiContext::new(&init_inputs(), &api_inputs(namespaced), String::new(), &[])
                     .unwrap();
+            context.layout = templates.layout();
             let mut plan = Plan::default();
             for plugin in BUNDLE {
                 plugin
@@ -247,7 +272,7 @@ mod tests {
             }
             for spec in &plan.files {
                 if namespaced {
-                    *used.entry(spec.template.clone()).or_default() += 1;
+                    *used.entry(templates.resolve(&spec.template)).or_default() += 1;
                 }
                 let text = templates.render(&spec.template, &context).unwrap();
                 assert!(
@@ -271,7 +296,7 @@ mod tests {
             .iter()
             .filter(|s| s.template.ends_with("builtin.rs.tera"))
         {
-            *used.entry(spec.template.clone()).or_default() += 1;
+            *used.entry(templates.resolve(&spec.template)).or_default() += 1;
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(text.contains("Deployment as Object"), "{text}");
         }
@@ -293,7 +318,7 @@ mod tests {
             .create_api(&mut plan, &context, &mut Tree::empty())
             .unwrap();
         for spec in &plan.files {
-            *used.entry(spec.template.clone()).or_default() += 1;
+            *used.entry(templates.resolve(&spec.template)).or_default() += 1;
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(text.contains("containerPort: 11211"), "{text}");
         }
@@ -334,7 +359,7 @@ mod tests {
             plugin.create_webhook(&mut plan, &context).unwrap();
         }
         for spec in &plan.files {
-            *used.entry(spec.template.clone()).or_default() += 1;
+            *used.entry(templates.resolve(&spec.template)).or_default() += 1;
             let mut context = serde_json::to_value(&context).unwrap();
             context["item"] = spec.item.clone().unwrap_or_default();
             let text = templates.render(&spec.template, &context).unwrap();
@@ -358,27 +383,15 @@ mod tests {
         let new: Vec<_> = plan
             .files
             .iter()
-            .filter(|s| !used.contains_key(&s.template))
+            .filter(|s| !used.contains_key(&templates.resolve(&s.template)))
             .collect();
         for spec in new {
-            *used.entry(spec.template.clone()).or_default() += 1;
+            *used.entry(templates.resolve(&spec.template)).or_default() += 1;
             let text = templates.render(&spec.template, &self_signed).unwrap();
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
         assert!(both.contains(&"webhook/config/webhookcerts/cluster_role.yaml.tera"));
-        for plan in plugins::v1::plans() {
-            for spec in &plan.files {
-                *used.entry(spec.template.clone()).or_default() += 1;
-            }
-        }
-        let all = crate::scaffold::templates::names();
-        let unused: Vec<_> = all.iter().filter(|t| !used.contains_key(*t)).collect();
-        assert!(unused.is_empty(), "templates no spec uses: {unused:?}");
-        let twice: Vec<_> = used.iter().filter(|(_, n)| **n > 1).collect();
-        assert!(
-            twice.is_empty(),
-            "templates used by several specs: {twice:?}"
-        );
+        used
     }
 
     /// Markers are declared once, as constants: each stands in the file `init` writes for it.

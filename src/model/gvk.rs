@@ -21,6 +21,7 @@ const TAKEN_CRATE_NAMES: &[&str] = &[
     "json_patch",
     "k8s_openapi",
     "kube",
+    "kube_scaffold_runtime",
     "metrics_process",
     "proc_macro",
     "prometheus_client",

@@ -21,10 +21,7 @@ fn the_project_name_defaults_to_the_directory_name() {
     let cargo = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     assert!(cargo.contains("name = \"my-operator\""), "{cargo}");
     let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
-    assert!(
-        main.contains("use my_operator::manager;"),
-        "{main}"
-    );
+    assert!(main.contains("use my_operator::manager;"), "{main}");
 }
 
 #[test]

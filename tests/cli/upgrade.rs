@@ -237,7 +237,10 @@ fn a_0_2_project_moves_its_machinery_to_the_runtime_crate() {
         let (_tmp, dir) = project_of_0_2(case);
         let out = kube_scaffold(&dir, &["upgrade"]).success();
         let stdout = stdout_of(&out);
-        assert!(stdout.contains("Upgraded from kube-scaffold 0.2.0 to"), "{stdout}");
+        assert!(
+            stdout.contains("Upgraded from kube-scaffold 0.2.0 to"),
+            "{stdout}"
+        );
         for line in [
             "delete src/leader.rs (no longer scaffolded)",
             "delete src/webhook/certs.rs (no longer scaffolded)",
@@ -248,7 +251,10 @@ fn a_0_2_project_moves_its_machinery_to_the_runtime_crate() {
             assert!(stdout.contains(line), "{case}: no `{line}` in:\n{stdout}");
         }
         let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
-        assert!(project.contains("layout = \"rust.kube-scaffold.io/v3\""), "{project}");
+        assert!(
+            project.contains("layout = \"rust.kube-scaffold.io/v3\""),
+            "{project}"
+        );
         kube_scaffold(&dir, &["alpha", "generate", "--output-dir", "../fresh"]).success();
         let (upgraded, fresh) = (tree(&dir), tree(&dir.parent().unwrap().join("fresh")));
         let differ: Vec<_> = fresh
@@ -258,7 +264,10 @@ fn a_0_2_project_moves_its_machinery_to_the_runtime_crate() {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        assert!(differ.is_empty(), "{case}: differ from a fresh project: {differ:?}");
+        assert!(
+            differ.is_empty(),
+            "{case}: differ from a fresh project: {differ:?}"
+        );
     }
 }
 
@@ -287,5 +296,8 @@ fn a_0_2_project_keeps_the_users_code_and_edited_machinery() {
     let leader = fs::read_to_string(dir.join("src/leader.rs")).unwrap();
     assert!(leader.contains("tuned by us"));
     let controller = fs::read_to_string(dir.join("src/controller/guestbook.rs")).unwrap();
-    assert!(controller.contains("tracing::debug!(\"my logic\");"), "{controller}");
+    assert!(
+        controller.contains("tracing::debug!(\"my logic\");"),
+        "{controller}"
+    );
 }
