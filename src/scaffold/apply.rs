@@ -98,6 +98,16 @@ pub fn write(root: &Path, changes: &[Change]) -> anyhow::Result<()> {
             ));
         }
     }
+    // A folder whose last file was deleted goes too (it was the tool's: `tests/envtest/`).
+    for change in changes.iter().filter(|c| c.action == Action::Delete) {
+        let mut dir = root.join(&change.path);
+        while let Some(parent) = dir.parent().filter(|p| *p != root) {
+            if fs::remove_dir(parent).is_err() {
+                break;
+            }
+            dir = parent.to_path_buf();
+        }
+    }
     Ok(())
 }
 

@@ -37,7 +37,9 @@ pub fn schema<K: CustomResourceExt>() -> JSONSchemaProps {
 /// --external-api-crd` made: `hack/crds/<group>_<plural>.yaml`.
 pub fn external_schema<K: Resource<DynamicType = ()>>() -> JSONSchemaProps {
     let file = format!("hack/crds/{}_{}.yaml", K::group(&()), K::plural(&()));
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(&file);
+    // The project's directory: cargo runs its tests there, and says so.
+    let project = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into());
+    let path = Path::new(&project).join(&file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|err| panic!("{file}: {err}"));
     let crd: CustomResourceDefinition = serde_saphyr::from_str(&text).expect("a CRD");
     let version = K::version(&());
