@@ -15,7 +15,6 @@
 //! ```
 
 use std::hash::{BuildHasher, RandomState};
-#[cfg(feature = "webhooks")]
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 #[cfg(feature = "leader-election")]
@@ -39,7 +38,9 @@ use crate::webhook::{self, certs::SelfSigned, local};
 use crate::webhook::{Hook, conversion::Conversion};
 
 /// The manager's flags, as kubebuilder's `main.go` names them. A project's `main.rs` flattens
-/// them into its own (`#[command(flatten)]`) beside any flags of its own.
+/// them into its own (`#[command(flatten)]`) beside any flags of its own. The webhook flags
+/// are accepted without the `webhooks` feature too (`make run` and config/manager pass them);
+/// a project without webhooks serves none.
 #[derive(Args, Clone, Debug)]
 pub struct Options {
     /// Where /metrics is served: `:8080` is every interface, IPv4 and IPv6; `0` turns it off.
@@ -49,11 +50,9 @@ pub struct Options {
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
     pub health_probe_bind_address: BindAddress,
     /// Where the webhooks are served (HTTPS), if the project has any; `0` turns them off.
-    #[cfg(feature = "webhooks")]
     #[arg(long, env = "WEBHOOK_BIND_ADDRESS", default_value = ":9443")]
     pub webhook_bind_address: BindAddress,
     /// The directory of the webhooks' serving certificate: `tls.crt` and `tls.key`.
-    #[cfg(feature = "webhooks")]
     #[arg(
         long,
         env = "WEBHOOK_CERT_PATH",
@@ -63,23 +62,19 @@ pub struct Options {
     /// Make the webhooks' certificates here, without cert-manager: a CA and a serving
     /// certificate kept in this Secret of the pod's namespace, written to --webhook-cert-path,
     /// the CA injected into the webhook configurations and converted CRDs.
-    #[cfg(feature = "webhooks")]
     #[arg(long, env = "WEBHOOK_CERT_SECRET")]
     pub webhook_cert_secret: Option<String>,
     /// With --webhook-cert-secret: the webhook Service, whose names the certificate carries
     /// (its prefix is the configurations').
-    #[cfg(feature = "webhooks")]
     #[arg(long, env = "WEBHOOK_SERVICE", default_value = "webhook-service")]
     pub webhook_service: String,
     /// Serve the webhooks over HTTP/2 too. Off by default, as in kubebuilder: HTTP/2's rapid
     /// reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
-    #[cfg(feature = "webhooks")]
     #[arg(long)]
     pub enable_http2: bool,
     /// Under `make run`: serve the webhooks to the cluster at this URL (https://<host>:<port>,
     /// where its API server reaches this machine), with a certificate made for that host and
     /// configurations that fail open, deleted when the manager stops.
-    #[cfg(feature = "webhooks")]
     #[arg(
         long,
         env = "WEBHOOK_LOCAL_URL",
@@ -87,7 +82,6 @@ pub struct Options {
     )]
     pub webhook_local_url: Option<String>,
     /// With --webhook-cert-secret: the namespace of the Secret and the Service.
-    #[cfg(feature = "webhooks")]
     #[arg(long, env = "POD_NAMESPACE")]
     pub webhook_namespace: Option<String>,
     /// Run the controllers only while holding a Lease, so that one replica of several works.
@@ -450,6 +444,23 @@ mod tests {
         assert_ne!(a, b, "a restarted container must not be its previous run");
         let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
         assert!(a.starts_with(&format!("{host}_")), "{a}");
+    }
+
+    /// `make run` passes `--webhook-bind-address=0` to every project, with webhooks or not.
+    #[test]
+    fn the_webhook_flags_are_accepted_with_or_without_webhooks() {
+        #[derive(Parser)]
+        struct Args {
+            #[command(flatten)]
+            options: Options,
+        }
+        let args = [
+            "manager",
+            "--webhook-bind-address=0",
+            "--webhook-local-url=https://h:9443",
+        ];
+        let options = Args::try_parse_from(args).expect("accepted").options;
+        assert_eq!(options.webhook_bind_address, BindAddress::Disabled);
     }
 
     #[test]
