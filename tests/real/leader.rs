@@ -42,10 +42,15 @@ fn a_frozen_leader_loses_the_lease_to_the_standby() {
             "--webhook-bind-address=0",
         ];
         let mut command = project.command(&project.manager(), &args);
-        command.env("POD_NAME", identity);
+        // A candidate is its host name (the pod's) and a random suffix.
+        command.env("HOSTNAME", identity);
         project.start(command)
     };
-    let holder = || project.jsonpath(&[LEASE], "{.spec.holderIdentity}");
+    let holder = || {
+        let holder = project.jsonpath(&[LEASE], "{.spec.holderIdentity}");
+        // `first_3f9c...` -> `first`
+        holder.split('_').next().unwrap_or_default().to_string()
+    };
 
     let first = start("first");
     project.wait(
