@@ -113,15 +113,22 @@ pub struct Options {
     pub log_format: LogFormat,
 }
 
-impl Default for Options {
-    /// Every flag at its default (and the environment's variables, as on the command line).
-    fn default() -> Self {
+impl Options {
+    /// The options of a command line of the manager's flags alone (`args[0]` is its name).
+    fn try_parse_from<const N: usize>(args: [&str; N]) -> Result<Self, clap::Error> {
         #[derive(Parser)]
-        struct Defaults {
+        struct Only {
             #[command(flatten)]
             options: Options,
         }
-        Defaults::parse_from(["manager"]).options
+        Only::try_parse_from(args).map(|only| only.options)
+    }
+}
+
+impl Default for Options {
+    /// Every flag at its default (and the environment's variables, as on the command line).
+    fn default() -> Self {
+        Self::try_parse_from(["manager"]).expect("the defaults parse")
     }
 }
 
@@ -217,11 +224,6 @@ impl Manager {
     pub fn local_failure_policy(mut self, policy: local::FailurePolicy) -> Self {
         self.local_failure = policy;
         self
-    }
-
-    /// The options this manager runs with.
-    pub fn options(&self) -> &Options {
-        &self.options
     }
 
     /// Runs until SIGTERM or Ctrl-C (a second one exits at once), against the cluster of the
@@ -449,17 +451,12 @@ mod tests {
     /// `make run` passes `--webhook-bind-address=0` to every project, with webhooks or not.
     #[test]
     fn the_webhook_flags_are_accepted_with_or_without_webhooks() {
-        #[derive(Parser)]
-        struct Args {
-            #[command(flatten)]
-            options: Options,
-        }
         let args = [
             "manager",
             "--webhook-bind-address=0",
             "--webhook-local-url=https://h:9443",
         ];
-        let options = Args::try_parse_from(args).expect("accepted").options;
+        let options = Options::try_parse_from(args).expect("accepted");
         assert_eq!(options.webhook_bind_address, BindAddress::Disabled);
     }
 

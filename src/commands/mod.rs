@@ -249,7 +249,7 @@ mod tests {
     /// how many specs use each.
     fn uses(templates: &Templates) -> BTreeMap<String, usize> {
         let mut used: BTreeMap<String, usize> = BTreeMap::new();
-        let init = InitContext::new(&init_inputs(), &templates).unwrap();
+        let init = InitContext::new(&init_inputs(), templates).unwrap();
         let mut plan = Plan::default();
         for plugin in BUNDLE {
             plugin.init(&mut plan, &init);
@@ -339,12 +339,11 @@ mod tests {
             force: false,
         };
         let mut tree = crate::scaffold::tree::Tree::empty();
-        plugins::init(BUNDLE, &init_inputs(), &templates, &mut tree).unwrap();
+        plugins::init(BUNDLE, &init_inputs(), templates, &mut tree).unwrap();
         for (i, step) in earlier.iter().enumerate() {
             let api = step.api().unwrap();
             let before = &earlier[..i];
-            plugins::create_api(BUNDLE, &init_inputs(), api, before, &templates, &mut tree)
-                .unwrap();
+            plugins::create_api(BUNDLE, &init_inputs(), api, before, templates, &mut tree).unwrap();
         }
         let context = plugins::WebhookContext::new(
             &init_inputs(),

@@ -1024,10 +1024,12 @@ pub fn replay_layout(
     templates: &Templates,
     rustfmt: &Rustfmt,
 ) -> anyhow::Result<Tree> {
-    let layout = crate::model::project::Layout::of(&project.layout);
+    match Layout::of(&project.layout) {
+        Some(layout) if layout == templates.layout() => return replay(project, templates),
+        Some(layout) => return replay(project, &Templates::load_for(layout)?),
+        None => {}
+    }
     match project.layout.as_str() {
-        _ if layout == Some(templates.layout()) => replay(project, templates),
-        _ if let Some(layout) = layout => replay(project, &Templates::load_for(layout)?),
         v1::LAYOUT => v1::replay(project, templates, rustfmt),
         other => Err(crate::error::user_error(
             format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),

@@ -134,12 +134,13 @@ pub fn assert_golden(dir: &Path, case: &str) {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(case);
-    let mut actual = tree(dir);
+    let actual = tree(dir);
     // The project's copy of the runtime crate is this repository's `runtime/`, byte for byte;
     // the golden trees leave it out.
-    let copy: BTreeMap<_, _> = actual
-        .extract_if(.., |name, _| name.starts_with(RUNTIME_DIR))
-        .collect();
+    let (copy, rest): (BTreeMap<_, _>, BTreeMap<_, _>) = actual
+        .into_iter()
+        .partition(|(name, _)| name.starts_with(RUNTIME_DIR));
+    let actual = rest;
     assert!(
         copy == runtime_copy(),
         "golden case `{case}`: kube-scaffold-runtime/ is not a copy of runtime/"

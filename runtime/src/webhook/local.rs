@@ -106,7 +106,7 @@ async fn apply<C: Configuration>(
         *hook.failure_policy = Some(format!("{failure:?}"));
         *hook.timeout_seconds = Some(TIMEOUT_SECONDS);
     }
-    let params = PatchParams::apply(&format!("{}-local", manager::name())).force();
+    let params = PatchParams::apply(prefix().trim_end_matches('-')).force();
     let api: Api<C> = Api::all(client.clone());
     api.patch(&name, &params, &Patch::Apply(with_types(configuration)))
         .await
