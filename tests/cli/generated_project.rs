@@ -33,6 +33,14 @@ fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated-target")
 }
 
+/// How the generated projects build here: every build is of a fresh project, so incremental
+/// state is never reused, and full debug information only fills the disk (a cold `cargo test`
+/// wrote 40 GB with both). tests/real builds with the same, so the two share dependencies.
+const BUILD_ENV: [(&str, &str); 2] = [
+    ("CARGO_INCREMENTAL", "0"),
+    ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
+];
+
 /// A tool from `.tools/bin` (where scripts/install-test-tools puts it) or the PATH.
 fn tool(name: &str) -> PathBuf {
     let local = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -69,6 +77,7 @@ fn run_with(
         .envs(env.iter().copied())
         .current_dir(dir)
         .env("CARGO_TARGET_DIR", target_dir())
+        .envs(BUILD_ENV)
         .env("CARGO_TERM_COLOR", "never")
         .stdin(Stdio::null())
         .output()
@@ -818,6 +827,7 @@ impl ClusterDoor {
             .arg("KUSTOMIZE=")
             .current_dir(&self.dir)
             .env("CARGO_TARGET_DIR", target_dir())
+            .envs(BUILD_ENV)
             .env("STAND_IN_LOG", self.log.path())
             .envs(env.iter().copied())
             .write_stdin("");

@@ -25,6 +25,13 @@ fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated-target")
 }
 
+/// How the generated projects build: as tests/cli's (generated_project.rs says why), so the
+/// two share their dependencies' builds.
+const BUILD_ENV: [(&str, &str); 2] = [
+    ("CARGO_INCREMENTAL", "0"),
+    ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
+];
+
 pub struct Project {
     _tmp: tempfile::TempDir,
     pub dir: PathBuf,
@@ -80,6 +87,7 @@ impl Project {
             .current_dir(&self.dir)
             .env("KUBECONFIG", &self.plane.admin)
             .env("CARGO_TARGET_DIR", target_dir())
+            .envs(BUILD_ENV)
             .env("CARGO_TERM_COLOR", "never")
             .env("KUSTOMIZE", "")
             .stdin(Stdio::null());
