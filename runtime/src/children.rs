@@ -22,10 +22,13 @@ use serde::de::DeserializeOwned;
 
 use crate::controller::{Context, Error, Result, rule};
 
-/// What a controller may do with its children: kubebuilder's deploy-image verbs.
-const VERBS: &[&str] = &[
-    "get", "list", "watch", "create", "update", "patch", "delete",
-];
+/// The label that names the manager of a child (`labels`): the owner's controller watches
+/// only the children it labelled so.
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
+
+/// What a controller does with its children: watch them, apply them with server-side apply
+/// (`create` for a child the apply creates). Kubernetes' garbage collector deletes them.
+const VERBS: &[&str] = &["get", "list", "watch", "create", "patch"];
 
 /// A kind whose objects own children: what kube's `Controller` needs of the kind it runs for.
 pub trait Owner:
@@ -120,16 +123,20 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
             O::kind(&()).to_lowercase(),
         ),
         ("app.kubernetes.io/instance".to_string(), owner.name_any()),
-        (
-            "app.kubernetes.io/managed-by".to_string(),
-            crate::manager::name().to_string(),
-        ),
+        (MANAGED_BY.to_string(), crate::manager::name().to_string()),
     ])
 }
 
+/// Watches the children of kind `K`: their metadata only (kube's `owns`), and only those this
+/// manager labelled (`labels`), not every object of the kind in the cluster.
 fn watch<O: Owner, K: Child<O>>(controller: Controller<O>, ctx: &Context) -> Controller<O> {
     let children = Api::<K>::all(ctx.client.clone());
-    controller.owns(children, watcher::Config::default())
+    controller.owns(children, watcher::Config::default().labels(&selector()))
+}
+
+/// The label selector of this manager's children.
+fn selector() -> String {
+    format!("{MANAGED_BY}={}", crate::manager::name())
 }
 
 fn applying<'a, O, K>(owner: &'a O, ctx: &'a Context, manager: &'static str) -> Applying<'a>
@@ -203,5 +210,18 @@ mod tests {
         assert_eq!(refs[0].controller, Some(true));
         assert_eq!(refs[0].block_owner_deletion, Some(true));
         assert_eq!(meta.namespace.as_deref(), Some("default"));
+    }
+
+    /// The owned watch selects by `labels`: a child built from `meta` is one it sees.
+    #[test]
+    fn a_child_carries_the_label_its_owners_watch_selects() {
+        let mut owner = ConfigMap::default();
+        owner.metadata.name = Some("owner".into());
+        let labels = meta(&owner).labels.expect("labels");
+        let (key, value) = selector()
+            .split_once('=')
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .unwrap();
+        assert_eq!(labels.get(&key), Some(&value));
     }
 }

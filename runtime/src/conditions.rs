@@ -11,7 +11,12 @@ use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::{Resource, ResourceExt};
 use schemars::{Schema, SchemaGenerator, json_schema};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 /// The schema of `status.conditions`, for `#[schemars(schema_with = "...")]`.
 pub fn schema(_: &mut SchemaGenerator) -> Schema {
@@ -141,6 +146,35 @@ pub fn only(conditions: &[Condition], types: &[&str]) -> Vec<Condition> {
         .collect()
 }
 
+/// Writes `status` to `obj` with server-side apply as field manager `manager`, taking over
+/// the fields it sets (`force`): of its conditions, only the types in `owned`, so that another
+/// manager's conditions stay its own (a status apply lists every condition it read from the
+/// cache otherwise, and takes them all).
+pub async fn apply_status<K>(
+    api: &Api<K>,
+    obj: &K,
+    status: &impl Serialize,
+    owned: &[&str],
+    manager: &str,
+) -> kube::Result<()>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + fmt::Debug,
+{
+    let mut status = serde_json::to_value(status).map_err(kube::Error::SerdeError)?;
+    if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        conditions.retain(|c| c["type"].as_str().is_some_and(|t| owned.contains(&t)));
+    }
+    let patch = serde_json::json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "status": status,
+    });
+    let params = PatchParams::apply(manager).force();
+    api.patch_status(&obj.name_any(), &params, &Patch::Apply(patch))
+        .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,5 +223,57 @@ mod tests {
         assert_eq!(types, [(AVAILABLE, "False"), (DEGRADED, "Unknown")]);
         assert!(!is_true(&flipped, AVAILABLE));
         assert!(is_true(&both, AVAILABLE));
+    }
+
+    /// Another manager's condition, read from the cache, is not in the apply: it stays theirs.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn a_status_apply_carries_only_the_controllers_own_conditions() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+
+        let (ctx, server) = crate::testing::mock::context();
+        let path = "/api/v1/namespaces/default/configmaps/test";
+        let mut obj = ConfigMap::default();
+        obj.metadata.name = Some("test".into());
+        obj.metadata.namespace = Some("default".into());
+        server.insert(path, &obj);
+        let theirs = set(&[], "Audited", Status::True, "Checked", "ok", None);
+        let both = set(
+            &theirs,
+            AVAILABLE,
+            Status::True,
+            "Reconciled",
+            "ok",
+            Some(3),
+        );
+        let status = serde_json::json!({"observedGeneration": 3, "conditions": both});
+        let api = Api::<ConfigMap>::namespaced(ctx.client.clone(), "default");
+        apply_status(&api, &obj, &status, &[AVAILABLE], "tester")
+            .await
+            .unwrap();
+
+        let writes = server.writes();
+        assert_eq!(writes.len(), 1, "{writes:?}");
+        assert_eq!(writes[0].path, format!("{path}/status"));
+        assert!(
+            writes[0].query.contains("fieldManager=tester"),
+            "{}",
+            writes[0].query
+        );
+        assert!(
+            writes[0].query.contains("force=true"),
+            "{}",
+            writes[0].query
+        );
+        let applied = &writes[0].body["status"];
+        assert_eq!(applied["observedGeneration"], 3);
+        let types: Vec<&Value> = applied["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| &c["type"])
+            .collect();
+        assert_eq!(types, [AVAILABLE]);
+        assert_eq!(writes[0].body["kind"], "ConfigMap");
     }
 }

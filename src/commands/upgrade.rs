@@ -87,11 +87,13 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         };
         let outcome = match (base_text, ours, their_text) {
             (_, Some(ours), Some(theirs)) if ours == theirs => continue,
-            (_, Some(_), Some(_)) if manifests::is_derived(path) => Outcome::KeptManifest,
+            // A manifest `make manifests` wrote from unedited code is what the new version
+            // writes; one the user's code changed, `make manifests` refreshes.
             (Some(base), Some(ours), Some(theirs)) if ours == base && exact => {
                 tree.write(path, theirs)?;
                 Outcome::Updated
             }
+            (_, Some(_), Some(_)) if manifests::is_derived(path) => Outcome::KeptManifest,
             (Some(base), Some(ours), Some(theirs)) => {
                 let merged = if exact {
                     merge::merge3(&base, &ours, &theirs)

@@ -745,6 +745,7 @@ fn project_rules(
     init: &InitInputs,
     earlier: &[Command],
     api: &ApiInputs,
+    layout: Layout,
 ) -> anyhow::Result<Vec<manifests::Rule>> {
     // Each `create api` with the index of the first command after it.
     let all: Vec<(usize, &ApiInputs)> = earlier
@@ -774,7 +775,7 @@ fn project_rules(
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         rules.extend(manifests::controller_rules(
-            &group, &a.plural, controls, &children,
+            &group, &a.plural, controls, &children, layout,
         ));
     }
     Ok(rules)
@@ -792,7 +793,7 @@ pub fn create_api(
     let header = base::read_header(tree)?;
     let mut context = ApiContext::new(init, api, header, earlier)?;
     context.layout = templates.layout();
-    context.role_rules = project_rules(init, earlier, api)?;
+    context.role_rules = project_rules(init, earlier, api, context.layout)?;
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.create_api(&mut plan, &context, tree)?;

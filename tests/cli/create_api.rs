@@ -426,7 +426,9 @@ fn a_controller_for_a_kind_kubernetes_defines_has_no_type_crd_or_sample() {
     );
     let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
     assert!(
-        role.contains("- apps\n  resources:\n  - deployments\n  verbs:\n  - get\n  - list\n  - patch\n  - watch\n"),
+        role.contains(
+            "- apps\n  resources:\n  - deployments\n  verbs:\n  - get\n  - list\n  - watch\n"
+        ),
         "{role}"
     );
     let manager = fs::read_to_string(dir.join("src/controller/mod.rs")).unwrap();
@@ -539,7 +541,9 @@ fn an_adopted_crd_gives_a_module_per_version_and_its_controller_may_come_later()
     );
     let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
     assert!(
-        role.contains("- ops.example.org\n  resources:\n  - backups\n  verbs:\n  - get\n  - list\n  - patch\n  - watch\n"),
+        role.contains(
+            "- ops.example.org\n  resources:\n  - backups\n  verbs:\n  - get\n  - list\n  - watch\n"
+        ),
         "{role}"
     );
 

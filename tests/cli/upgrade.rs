@@ -86,7 +86,8 @@ fn an_unedited_project_becomes_what_this_version_generates() {
         2,
         "0.1.0's controllers had finalizers"
     );
-    // Every file is what `alpha generate` renders, but the one `make manifests` owns.
+    // Every file is what `alpha generate` renders, role.yaml too: `make manifests` wrote it
+    // from code the user did not edit.
     kube_scaffold(&dir, &["alpha", "generate", "--output-dir", "../fresh"]).success();
     let (upgraded, fresh) = (tree(&dir), tree(&dir.parent().unwrap().join("fresh")));
     let differ: std::collections::BTreeSet<_> = fresh
@@ -94,8 +95,7 @@ fn an_unedited_project_becomes_what_this_version_generates() {
         .chain(upgraded.keys())
         .filter(|k| fresh.get(*k) != upgraded.get(*k))
         .collect();
-    let differ: Vec<_> = differ.into_iter().collect();
-    assert_eq!(differ, ["config/rbac/role.yaml"], "kept for make manifests");
+    assert!(differ.is_empty(), "{differ:?}");
     // A second upgrade has nothing to do.
     let again = kube_scaffold(&dir, &["upgrade"]).success();
     assert!(
@@ -122,7 +122,7 @@ fn the_users_edits_are_kept() {
     }
     let controller = fs::read_to_string(dir.join("src/controller/guestbook.rs")).unwrap();
     assert!(
-        controller.contains("super::observe(CONTROLLER, obj, ctx, reconcile)"),
+        controller.contains("Builder::new(CONTROLLER).start(ctx, reconcile)"),
         "not upgraded"
     );
 }
@@ -300,4 +300,23 @@ fn a_0_2_project_keeps_the_users_code_and_edited_machinery() {
         controller.contains("tracing::debug!(\"my logic\");"),
         "{controller}"
     );
+}
+
+/// A role.yaml that `make manifests` wrote from the user's own rules is theirs to refresh: kept
+/// and said so. (An unedited one becomes the new version's: the tests above.)
+#[test]
+fn a_role_written_from_the_users_rules_is_kept_for_make_manifests() {
+    let (_tmp, dir) = project_of_0_2("two-kinds");
+    let role = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    let users =
+        format!("{role}- apiGroups:\n  - \"\"\n  resources:\n  - secrets\n  verbs:\n  - get\n");
+    fs::write(dir.join("config/rbac/role.yaml"), &users).unwrap();
+    let out = kube_scaffold(&dir, &["upgrade"]).success();
+    let stdout = stdout_of(&out);
+    assert!(
+        stdout.contains("keep config/rbac/role.yaml (`make manifests` writes it)"),
+        "{stdout}"
+    );
+    let kept = fs::read_to_string(dir.join("config/rbac/role.yaml")).unwrap();
+    assert_eq!(kept, users);
 }

@@ -264,6 +264,32 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         "True"
     );
 
+    // A child deleted by someone else: its owner's controller hears of it (the owned watch,
+    // selected by the manager's label, not the 5-minute resync) and applies it again.
+    let uid = |deployment: &str| project.jsonpath(&["deployment", deployment], "{.metadata.uid}");
+    let first = uid("site-sample");
+    project.kubectl(&["delete", "deployment/site-sample", "--timeout=30s"]);
+    project.wait("the Site's Deployment applied again", 30, log, || {
+        let again = uid("site-sample");
+        !again.is_empty() && again != first
+    });
+    // Its owner reference blocks the owner's deletion: a foreground deletion of the Site ends
+    // only once the Deployment is gone.
+    let refs: serde_json::Value = serde_json::from_str(&owner_of("site-sample")).unwrap();
+    assert_eq!(refs[0]["blockOwnerDeletion"], true, "{refs}");
+    project.kubectl(&[
+        "delete",
+        "site/site-sample",
+        "--cascade=foreground",
+        "--timeout=60s",
+    ]);
+    let child = project.kubectl_output(&["get", "deployment/site-sample", "-o", "name"]);
+    let deleting = project.jsonpath(&["deployment/site-sample"], "{.metadata.deletionTimestamp}");
+    assert!(
+        !child.status.success() || !deleting.is_empty(),
+        "the Site was deleted before its Deployment"
+    );
+
     // The owner deleted, the garbage collector deletes its Deployment.
     project.kubectl(&["delete", "memcached/memcached-sample", "--timeout=30s"]);
     project.wait(

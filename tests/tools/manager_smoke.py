@@ -113,8 +113,8 @@ def base(group, version):
 
 def reconciled(group, version, kind, namespaced):
     """An object the generated controller has already reconciled: finalizer set, status
-    Available. Reconciling it again sends no request, and counts one `requeue_after` (the
-    controller asks to resync later)."""
+    Available. Reconciling it again sends no request, and counts one `success` (the reconcile
+    asks for nothing; the controller's builder resyncs it later)."""
     metadata = {"name": "stand-in", "uid": "0", "resourceVersion": "1", "generation": 1,
                 "finalizers": [f"{group}/finalizer"]}
     if namespaced:
@@ -303,7 +303,7 @@ def main():
     status, text = get(metrics, "/metrics")
     zero = f'controller_runtime_reconcile_panics_total{{controller="{controller}"}} 0'
     check(zero in text, f"/metrics has every series from the start: {zero}")
-    counted = f'controller_runtime_reconcile_total{{controller="{controller}",result="requeue_after"}} 1'
+    counted = f'controller_runtime_reconcile_total{{controller="{controller}",result="success"}} 1'
     text = ""
     deadline = time.time() + 20
     while time.time() < deadline and counted not in text:

@@ -32,6 +32,8 @@ struct State {
     objects: BTreeMap<String, Value>,
     sent: Vec<Sent>,
     uids: u64,
+    /// Paths ending so, and the status their writes fail with.
+    refused: Vec<(String, StatusCode)>,
 }
 
 /// The API server's side of a test.
@@ -58,6 +60,12 @@ impl ApiServer {
     pub fn insert(&self, path: &str, object: &impl serde::Serialize) {
         let object = serde_json::to_value(object).expect("an object serializes");
         self.state().objects.insert(path.into(), object);
+    }
+
+    /// Makes every write to a path ending in `suffix` (`/events`, say) fail with `status`, as
+    /// the API server does when the manager lacks a permission or the server is overloaded.
+    pub fn refuse(&self, suffix: &str, status: StatusCode) {
+        self.state().refused.push((suffix.into(), status));
     }
 
     /// The object at `path` as it is now.
@@ -103,10 +111,39 @@ impl ApiServer {
             query,
             body: body.clone(),
         });
-        let (status, answer) = match method {
-            Method::GET => match state.objects.get(&path) {
+        let refused = state
+            .refused
+            .iter()
+            .find(|(suffix, _)| path.ends_with(suffix.as_str()));
+        let refused = refused.map(|(_, status)| *status);
+        let (status, answer) = match refused {
+            Some(status) if method != Method::GET => {
+                (status, failure(status, "Refused", "refused by the test"))
+            }
+            _ => state.answer(method, &path, &content_type, body),
+        };
+        let answer = serde_json::to_vec(&answer).expect("a JSON answer");
+        Response::builder()
+            .status(status)
+            .body(Body::from(answer))
+            .expect("a response")
+    }
+}
+
+impl State {
+    /// What the API server answers `method` on `path` with.
+    fn answer(
+        &mut self,
+        method: Method,
+        path: &str,
+        kind: &str,
+        body: Value,
+    ) -> (StatusCode, Value) {
+        let state = self;
+        match method {
+            Method::GET => match state.objects.get(path) {
                 Some(object) => (StatusCode::OK, object.clone()),
-                None => not_found(&path),
+                None => not_found(path),
             },
             Method::POST => {
                 let mut object = body;
@@ -118,22 +155,15 @@ impl ApiServer {
                 }
                 (StatusCode::CREATED, object)
             }
-            Method::PATCH => state.patch(&path, &content_type, body),
-            Method::DELETE => match state.objects.remove(&path) {
+            Method::PATCH => state.patch(path, kind, body),
+            Method::DELETE => match state.objects.remove(path) {
                 Some(object) => (StatusCode::OK, object),
-                None => not_found(&path),
+                None => not_found(path),
             },
             _ => (StatusCode::METHOD_NOT_ALLOWED, json!({})),
-        };
-        let answer = serde_json::to_vec(&answer).expect("a JSON answer");
-        Response::builder()
-            .status(status)
-            .body(Body::from(answer))
-            .expect("a response")
+        }
     }
-}
 
-impl State {
     fn patch(&mut self, path: &str, content_type: &str, body: Value) -> (StatusCode, Value) {
         let (path, status) = match path.strip_suffix("/status") {
             Some(object) => (object, true),

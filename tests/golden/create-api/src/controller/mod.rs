@@ -12,12 +12,12 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! Controllers: one module per kind. Each has a `reconcile`, an `error_policy` and a `start`
-//! that the manager runs; each declares the RBAC rules it needs in `rbac_rules`.
+//! Controllers: one module per kind. Each has a `reconcile` and a `start` that the manager
+//! runs; each declares the RBAC rules it needs in `rbac_rules`.
 //!
-//! What they share comes from kube-scaffold-runtime: the `Context`, the `Error` type,
-//! `observe` (metrics and panic recovery around every reconcile), the per-object `Backoff`,
-//! the owned children and the conditions.
+//! What they share comes from kube-scaffold-runtime: the `Context`, the `Error` type, the
+//! `Builder` that runs a controller (its cache, retries with backoff, resync, metrics and
+//! panic recovery), the owned children and the conditions.
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
 

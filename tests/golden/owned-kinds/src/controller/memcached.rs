@@ -1,21 +1,17 @@
 //! The controller of `Memcached` (example.com/v1alpha1).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::rbac::v1::PolicyRule;
-use kube::api::{Api, Patch, PatchParams};
-use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::events::{Event, EventType};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
-use tracing::{info, instrument, warn};
+use tracing::instrument;
 
 use super::children::{self, Applied, Child, Owned};
-use super::{Context, Error, Result, conditions, rule};
+use super::{Builder, Context, Error, Result, conditions, rule};
 use crate::api::example_com::v1alpha1 as example_comv1alpha1;
 
 // The kinds a `Memcached` owns, and what builds them.
@@ -60,46 +56,13 @@ const COMMAND: &str = "memcached,--memory-limit=64,-o,modern,-v";
 const PORT: i32 = 11211;
 /// The user they run as (`--run-as-user`).
 const RUN_AS_USER: i64 = 1001;
-/// How long to wait before reconciling a healthy object again.
-const RESYNC: Duration = Duration::from_secs(300);
-/// How many objects are reconciled at once (controller-runtime's default); one object is
-/// never reconciled twice at the same time.
-const MAX_CONCURRENT_RECONCILES: u16 = 1;
 
-/// Runs this controller until shutdown: what the manager starts (`super::CONTROLLERS`).
+/// Runs this controller until shutdown: what the manager starts (`super::CONTROLLERS`). Every
+/// `Memcached` is reconciled when it or one of its children changes, and again about every
+/// 5 minutes (`.resync(..)`), one at a time (`.concurrency(..)`); a failed reconcile is
+/// retried after 5 s, then later and later up to 5 minutes.
 pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
-    run(ctx).boxed()
-}
-
-/// Watches `Memcached` objects and reconciles each one until shutdown.
-pub async fn run(ctx: Arc<Context>) {
-    let objects = Api::<Object>::all(ctx.client.clone());
-    let config = controller::Config::default().concurrency(MAX_CONCURRENT_RECONCILES);
-    let mut controller = Controller::new(objects, watcher::Config::default().any_semantic())
-        .with_config(config)
-        .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned());
-    for owned in OWNED {
-        controller = (owned.watch)(controller, &ctx);
-    }
-    super::report_synced(CONTROLLER, controller.store(), ctx.health.clone());
-    ctx.metrics
-        .start_controller(CONTROLLER, MAX_CONCURRENT_RECONCILES);
-    controller
-        .run(
-            |obj, ctx| super::observe(CONTROLLER, obj, ctx, reconcile),
-            error_policy,
-            ctx,
-        )
-        .for_each(|result| async move {
-            match result {
-                Ok((obj, _)) => info!(object = %obj, "reconciled"),
-                // `error_policy` has logged it, with its kind.
-                Err(controller::Error::ReconcilerFailed(..)) => {}
-                Err(err) => warn!(error = %err, "controller error"),
-            }
-        })
-        .await;
-    info!(controller = CONTROLLER, "controller stopped");
+    Builder::new(CONTROLLER).owns(OWNED).start(ctx, reconcile)
 }
 
 /// Brings the cluster to the state a `Memcached` asks for.
@@ -168,19 +131,7 @@ async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Act
     };
     if obj.status.as_ref() != Some(&status) {
         // Only this controller's conditions: another manager's stay its own.
-        let applied = Status {
-            conditions: conditions::only(&status.conditions, CONDITIONS),
-            ..status.clone()
-        };
-        let patch = serde_json::json!({
-            "apiVersion": Object::api_version(&()),
-            "kind": Object::kind(&()),
-            "status": applied,
-        });
-        let params = PatchParams::apply(FIELD_MANAGER).force();
-        objects
-            .patch_status(&obj.name_any(), &params, &Patch::Apply(patch))
-            .await?;
+        conditions::apply_status(objects, obj, &status, CONDITIONS, FIELD_MANAGER).await?;
     }
     let event = if available == conditions::Status::True && !was_available {
         let note = format!("{} {} is available", Object::kind(&()), obj.name_any());
@@ -191,16 +142,9 @@ async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Act
         None
     };
     if let Some((type_, reason, note)) = event {
-        let event = Event {
-            type_,
-            reason: reason.into(),
-            note: Some(note),
-            action: "Reconcile".into(),
-            secondary: None,
-        };
-        ctx.recorder.publish(&event, &obj.object_ref(&())).await?;
+        ctx.publish(obj, type_, reason, note).await;
     }
-    Ok(Action::requeue(RESYNC))
+    Ok(Action::await_change())
 }
 
 /// The `Deployment` a `Memcached` owns (`--owns apps/v1/Deployment`).
@@ -271,22 +215,18 @@ impl Child<Object> for Deployment {
     }
 }
 
-/// Decides when to retry after `reconcile` failed: 5 s, then doubling up to 5 minutes.
-pub fn error_policy(obj: Arc<Object>, err: &Error, ctx: Arc<Context>) -> Action {
-    let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
-    let name = obj.name_any();
-    warn!(error = %err, kind = err.kind(), %name, retry_in = ?delay, "reconcile failed");
-    Action::requeue(delay)
-}
-
 /// The permissions this controller needs; `make manifests` writes them to `config/rbac/role.yaml`.
 pub fn rbac_rules() -> Vec<PolicyRule> {
     let group = Object::group(&());
     let resource = Object::plural(&());
     let status = format!("{resource}/status");
+    // `update` on finalizers: owner references that block the owner's deletion need it.
+    let finalizers = format!("{resource}/finalizers");
     vec![
         rule(&group, &resource, &["get", "list", "watch"]),
-        rule(&group, &status, &["get", "patch", "update"]),
+        // Status is written with server-side apply.
+        rule(&group, &status, &["get", "patch"]),
+        rule(&group, &finalizers, &["update"]),
     ]
     .into_iter()
     .chain(OWNED.iter().flat_map(|owned| (owned.rules)()))
@@ -359,7 +299,7 @@ mod tests {
         let metrics = ctx.metrics.clone();
         let action = observe(CONTROLLER, Arc::new(ready()), ctx, reconcile).await;
         let action = action.expect("reconcile succeeded");
-        assert_eq!(action, Action::requeue(RESYNC));
+        assert_eq!(action, Action::await_change(), "resynced by the controller");
 
         let status_path = format!("{}/status", path());
         let writes = server.writes().into_iter();
@@ -372,20 +312,8 @@ mod tests {
         let stored = server.get(&path()).expect("the object");
         assert_eq!(stored["status"]["observedGeneration"], 1);
         assert_eq!(available(&server)["observedGeneration"], 1);
-        let counted = format!("{{controller=\"{CONTROLLER}\",result=\"requeue_after\"}} 1");
+        let counted = format!("{{controller=\"{CONTROLLER}\",result=\"success\"}} 1");
         assert!(metrics.encode().contains(&counted), "{}", metrics.encode());
-    }
-
-    #[tokio::test]
-    async fn failures_are_retried_later_and_later() {
-        let (ctx, _server) = mock::context();
-        let obj = Arc::new(object());
-        let err = Error::InvalidObject("broken".into());
-        let delays: Vec<Action> = (0..3)
-            .map(|_| error_policy(obj.clone(), &err, ctx.clone()))
-            .collect();
-        let expected = [5, 10, 20].map(|s| Action::requeue(Duration::from_secs(s)));
-        assert_eq!(delays, expected);
     }
 
     /// Where the child `K` of the test object lives.

@@ -1,9 +1,14 @@
 //! What every controller shares: the [`Context`] each reconcile gets, the [`Error`] type,
-//! [`observe`] (metrics and panic recovery around every reconcile), the per-object [`Backoff`],
-//! [`supervise`] (the manager's run of every controller) and the RBAC [`rule`]s they declare.
+//! the [`Builder`] that runs a controller, [`observe`] (metrics and panic recovery around every
+//! reconcile), the per-object [`Backoff`], [`supervise`] (the manager's run of every
+//! controller) and the RBAC [`rule`]s they declare.
 //!
-//! A project's controllers are its own: one module per kind, with `reconcile`, `error_policy`
-//! and a `start` that the manager runs (`src/controller/mod.rs` lists them).
+//! A project's controllers are its own: one module per kind, with a `reconcile` and a `start`
+//! that the manager runs (`src/controller/mod.rs` lists them).
+
+mod builder;
+
+pub use builder::{Builder, LAST_APPLIED, RESYNC, retry, slim};
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -18,7 +23,7 @@ use kube::Client;
 use kube::Resource;
 use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::finalizer;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::task::JoinSet;
@@ -59,6 +64,30 @@ impl Context {
             metrics: Arc::new(Metrics::default()),
             health: Health::default(),
             shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// Publishes an Event about `obj`, e.g. `ctx.publish(&*obj, EventType::Normal,
+    /// "Available", note).await`. A failure is logged, not returned: the reconcile has done its
+    /// work (its status is written), and Events are best effort, as client-go's recorder.
+    pub async fn publish<K: Resource<DynamicType = ()>>(
+        &self,
+        obj: &K,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Reconcile".into(),
+            secondary: None,
+        };
+        let regarding = obj.object_ref(&());
+        if let Err(err) = self.recorder.publish(&event, &regarding).await {
+            let name = regarding.name.unwrap_or_default();
+            tracing::warn!(error = %err, reason, %name, "cannot publish an Event");
         }
     }
 }
@@ -436,6 +465,28 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing `{line}` in:\n{text}");
         }
+    }
+
+    /// Events are best effort: a refused one (no RBAC for events, an overloaded API server) is
+    /// logged, and the reconcile that published it goes on.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn an_event_is_published_about_the_object_and_a_refused_one_is_only_logged() {
+        let (ctx, server) = crate::testing::mock::context();
+        let note = "ready".to_string();
+        ctx.publish(&*config_map(), EventType::Normal, "Available", note)
+            .await;
+        let events = server.writes();
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(events[0].path.ends_with("/events"), "{}", events[0].path);
+        assert_eq!(events[0].body["reason"], "Available");
+        assert_eq!(events[0].body["regarding"]["name"], "test");
+
+        server.refuse("/events", http::StatusCode::FORBIDDEN);
+        let note = "ready again".to_string();
+        ctx.publish(&*config_map(), EventType::Warning, "Degraded", note)
+            .await;
+        assert_eq!(server.writes().len(), 2, "the refused Event was sent");
     }
 
     #[test]

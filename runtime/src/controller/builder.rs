@@ -1,0 +1,244 @@
+//! How a controller runs, controller-runtime's builder: the kind it reconciles, the kinds it
+//! owns, how many objects at once and how often a healthy object is reconciled again. A
+//! project's controller module says what differs from the defaults and hands its `reconcile`
+//! over:
+//!
+//! ```ignore
+//! pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
+//!     Builder::new(CONTROLLER).owns(OWNED).start(ctx, reconcile)
+//! }
+//! ```
+//!
+//! The controller's cache keeps every object of the kind: [`slim`] drops from each what no
+//! reconcile reads and what is often most of its size (the field managers' records, kubectl's
+//! last-applied copy). Owned kinds are watched by metadata only, and only the objects this
+//! manager labelled (`children::meta`).
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use kube::Resource;
+use kube::api::Api;
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
+use tracing::{info, warn};
+
+use super::{Context, Error, Result, observe, report_synced};
+use crate::children::{Owned, Owner};
+
+/// The annotation `kubectl apply` (client-side) keeps a copy of the whole object in.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// How long a controller waits before reconciling a healthy object again, by default: the
+/// reconcile that finds the world drifted from the spec without a watch event to say so.
+pub const RESYNC: Duration = Duration::from_secs(300);
+
+/// A controller of kind `K`, before it runs.
+pub struct Builder<K: Owner> {
+    name: &'static str,
+    watcher: watcher::Config,
+    owned: &'static [Owned<K>],
+    concurrency: u16,
+    resync: Option<Duration>,
+}
+
+impl<K: Owner> Builder<K> {
+    /// The controller called `name` in metrics and logs: every object of `K` in the cluster,
+    /// nothing owned, one reconcile at a time, a resync every [`RESYNC`].
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            watcher: watcher::Config::default().any_semantic(),
+            owned: &[],
+            concurrency: 1,
+            resync: Some(RESYNC),
+        }
+    }
+
+    /// Also watches the kinds in `owned`: a change to a child reconciles its owner.
+    pub fn owns(mut self, owned: &'static [Owned<K>]) -> Self {
+        self.owned = owned;
+        self
+    }
+
+    /// Watches only the objects `config` selects (by label or field), e.g.
+    /// `watcher::Config::default().labels("tier=web")`.
+    pub fn watcher(mut self, config: watcher::Config) -> Self {
+        self.watcher = config;
+        self
+    }
+
+    /// Reconciles up to `count` objects at once; one object is never reconciled twice at the
+    /// same time. The default, 1, is controller-runtime's.
+    pub fn concurrency(mut self, count: u16) -> Self {
+        self.concurrency = count;
+        self
+    }
+
+    /// Reconciles an object again `period` (give or take 10%, so that objects created together
+    /// spread out) after a reconcile that asked for nothing else (`Action::await_change()`);
+    /// `None`: only when it changes.
+    pub fn resync(mut self, period: Option<Duration>) -> Self {
+        self.resync = period;
+        self
+    }
+
+    /// [`Builder::run`], boxed: what a controller module's `start` returns to the manager.
+    pub fn start<F, Fut>(self, ctx: Arc<Context>, reconcile: F) -> BoxFuture<'static, ()>
+    where
+        F: Fn(Arc<K>, Arc<Context>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action>> + Send + 'static,
+    {
+        self.run(ctx, reconcile).boxed()
+    }
+
+    /// Watches the objects and reconciles each with `reconcile` until the shutdown: each
+    /// reconcile is observed (metrics, panics: [`observe`]), a failure retried with the
+    /// object's backoff ([`retry`]).
+    pub async fn run<F, Fut>(self, ctx: Arc<Context>, reconcile: F)
+    where
+        F: Fn(Arc<K>, Arc<Context>) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action>> + Send + 'static,
+    {
+        let Self {
+            name,
+            watcher: config,
+            owned,
+            concurrency,
+            resync,
+        } = self;
+        let api = Api::<K>::all(ctx.client.clone());
+        let (cache, writer) = reflector::store();
+        let objects = watcher(api, config)
+            .default_backoff()
+            .modify(slim)
+            .reflect(writer)
+            .applied_objects();
+        let settings = controller::Config::default().concurrency(concurrency);
+        let mut controller = Controller::for_stream(objects, cache)
+            .with_config(settings)
+            .graceful_shutdown_on(ctx.shutdown.clone().cancelled_owned());
+        for owned in owned {
+            controller = (owned.watch)(controller, &ctx);
+        }
+        report_synced(name, controller.store(), ctx.health.clone());
+        ctx.metrics.start_controller(name, concurrency);
+        let reconcile = move |obj: Arc<K>, ctx: Arc<Context>| {
+            let reconcile = reconcile.clone();
+            async move {
+                let action = observe(name, obj, ctx, reconcile).await?;
+                Ok::<_, Error>(resynced(action, resync))
+            }
+        };
+        controller
+            .run(reconcile, retry, ctx)
+            .for_each(|result| async move {
+                match result {
+                    Ok((obj, _)) => info!(object = %obj, "reconciled"),
+                    // `retry` has logged it, with its kind.
+                    Err(controller::Error::ReconcilerFailed(..)) => {}
+                    Err(err) => warn!(error = %err, "controller error"),
+                }
+            })
+            .await;
+        info!(controller = name, "controller stopped");
+    }
+}
+
+/// Drops from `obj`, as a controller's cache keeps it, what no reconcile reads: its
+/// `managedFields` (server-side apply writes with its own field manager, from the object it
+/// builds) and the last-applied annotation of `kubectl apply` (a copy of the object).
+/// controller-runtime's `TransformStripManagedFields` does the first.
+pub fn slim<K: Resource>(obj: &mut K) {
+    let meta = obj.meta_mut();
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty() {
+            meta.annotations = None;
+        }
+    }
+}
+
+/// When to retry after a reconcile of `obj` failed with `err`: the object's next backoff
+/// delay (5 s, doubling up to 5 minutes). Logs the failure with its kind.
+pub fn retry<K: Resource<DynamicType = ()>>(obj: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
+    let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
+    let name = obj.meta().name.as_deref().unwrap_or_default();
+    warn!(error = %err, kind = err.kind(), name, retry_in = ?delay, "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// `action`, or after a reconcile that asked for nothing, the resync `period` jittered.
+fn resynced(action: Action, period: Option<Duration>) -> Action {
+    match period {
+        Some(period) if action == Action::await_change() => Action::requeue(jittered(period)),
+        _ => action,
+    }
+}
+
+/// `period` give or take 10%, at random.
+fn jittered(period: Duration) -> Duration {
+    let random = RandomState::new().hash_one(std::time::Instant::now());
+    let fraction = random as f64 / u64::MAX as f64;
+    period.mul_f64(0.9 + 0.2 * fraction)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+
+    use super::*;
+
+    #[test]
+    fn a_cached_object_keeps_neither_field_managers_nor_the_last_applied_copy() {
+        let mut obj = ConfigMap::default();
+        obj.metadata.name = Some("big".into());
+        obj.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
+            manager: Some("kubectl".into()),
+            ..ManagedFieldsEntry::default()
+        }]);
+        let annotations = [(LAST_APPLIED, "{\"a copy\": true}"), ("team", "web")];
+        let annotations = annotations.map(|(k, v)| (k.to_string(), v.to_string()));
+        obj.metadata.annotations = Some(BTreeMap::from(annotations));
+        obj.data = Some(BTreeMap::from([("key".into(), "value".into())]));
+        slim(&mut obj);
+        assert_eq!(obj.metadata.managed_fields, None);
+        let kept = BTreeMap::from([("team".to_string(), "web".to_string())]);
+        assert_eq!(obj.metadata.annotations, Some(kept));
+        assert_eq!(obj.metadata.name.as_deref(), Some("big"));
+        assert!(obj.data.is_some(), "the object's own fields are kept");
+
+        obj.metadata.annotations = Some(BTreeMap::from([(LAST_APPLIED.into(), "{}".into())]));
+        slim(&mut obj);
+        assert_eq!(obj.metadata.annotations, None, "no empty map left behind");
+    }
+
+    #[test]
+    fn a_reconcile_that_asks_for_nothing_is_resynced_within_ten_percent() {
+        let period = Duration::from_secs(300);
+        let delays: Vec<Duration> = (0..200).map(|_| jittered(period)).collect();
+        let low = Duration::from_secs(270);
+        let high = Duration::from_secs(330);
+        assert!(
+            delays.iter().all(|d| (low..=high).contains(d)),
+            "{delays:?}"
+        );
+        let first = delays[0];
+        assert!(delays.iter().any(|d| *d != first), "no jitter: {first:?}");
+
+        let resync = resynced(Action::await_change(), Some(period));
+        assert_ne!(resync, Action::await_change());
+        let asked = Action::requeue(Duration::from_secs(7));
+        assert_eq!(resynced(asked.clone(), Some(period)), asked);
+        let off = resynced(Action::await_change(), None);
+        assert_eq!(off, Action::await_change());
+    }
+}
