@@ -24,6 +24,24 @@ fn the_project_name_defaults_to_the_directory_name() {
     assert!(main.contains("use my_operator::manager;"), "{main}");
 }
 
+/// The generated workflows read the repository and nothing more, cache the build, and pull
+/// nothing as `latest`: a tool's new release does not break the project's CI on its own.
+#[test]
+fn the_workflows_are_read_only_pinned_and_cached() {
+    let (_tmp, dir) = empty_dir("my-operator");
+    kube_scaffold(&dir, &["init", "--domain", "example.com"]).success();
+    for workflow in ["test.yml", "lint.yml", "test-e2e.yml"] {
+        let text = fs::read_to_string(dir.join(".github/workflows").join(workflow)).unwrap();
+        assert!(
+            text.contains("\npermissions:\n  contents: read\n"),
+            "{workflow}:\n{text}"
+        );
+        assert!(text.contains("uses: Swatinem/rust-cache@v2"), "{workflow}");
+        let latest = text.contains("@latest") || text.contains("/latest/");
+        assert!(!latest, "{workflow}:\n{text}");
+    }
+}
+
 #[test]
 fn license_none_writes_no_header() {
     let (_tmp, dir) = empty_dir("guestbook");
