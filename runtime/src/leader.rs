@@ -6,7 +6,9 @@
 //! stops leading, and the manager exits non-zero so that the pod restarts as a standby. A
 //! standby takes the lease once its holder has not renewed it for the lease duration (15 s),
 //! timed by this process's own clock, so clock skew between nodes does not matter. On shutdown
-//! the leader releases the lease, so that a standby takes over at once.
+//! the leader releases the lease, so that a standby takes over at once. A leader renews with
+//! one write of the lease as it last wrote it (client-go's fast path), and reads it only when
+//! that write fails (another process took it, or the API server refused).
 
 use std::fmt;
 use std::time::Duration;
@@ -17,7 +19,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
 use tokio::time::{Instant, sleep, timeout_at};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::health::Health;
 
@@ -93,6 +95,8 @@ pub struct Elector {
     timing: Timing,
     /// The lease's record as last read, and when this process saw it change.
     observed: Option<(LeaseSpec, Instant)>,
+    /// The lease as this process last wrote it, while it holds it.
+    held: Option<Lease>,
 }
 
 impl Elector {
@@ -110,6 +114,7 @@ impl Elector {
             identity: identity.to_string(),
             timing,
             observed: None,
+            held: None,
         }
     }
 
@@ -154,6 +159,7 @@ impl Elector {
 
     /// Gives the lease up, so that a standby takes over without waiting for it to expire.
     pub async fn release(&mut self) {
+        self.held = None;
         if self.holder().as_deref() != Some(self.identity.as_str()) {
             return;
         }
@@ -183,6 +189,22 @@ impl Elector {
     /// after it. A lease held by another process is taken only once this process has seen
     /// no change to it for the lease's duration.
     async fn try_acquire_or_renew(&mut self) -> kube::Result<bool> {
+        // The leader writes the lease it last wrote, renewed: no read while nothing changed.
+        // Its resource version makes the write fail if anyone else wrote the lease since.
+        if let Some(held) = self.held.take() {
+            let lease = Lease {
+                spec: Some(self.record(held.spec.as_ref())),
+                metadata: held.metadata,
+            };
+            match self
+                .leases
+                .replace(&self.name, &PostParams::default(), &lease)
+                .await
+            {
+                Ok(renewed) => return Ok(self.hold(renewed)),
+                Err(err) => debug!(error = %err, "cannot renew the lease directly; reading it"),
+            }
+        }
         let Some(current) = self.leases.get_opt(&self.name).await? else {
             let lease = Lease {
                 metadata: ObjectMeta {
@@ -192,8 +214,7 @@ impl Elector {
                 spec: Some(self.record(None)),
             };
             let created = self.leases.create(&PostParams::default(), &lease).await?;
-            self.observe(created.spec.unwrap_or_default());
-            return Ok(true);
+            return Ok(self.hold(created));
         };
         let spec = current.spec.clone().unwrap_or_default();
         self.observe(spec.clone());
@@ -221,8 +242,14 @@ impl Elector {
             .leases
             .replace(&self.name, &PostParams::default(), &lease)
             .await?;
-        self.observe(replaced.spec.unwrap_or_default());
-        Ok(true)
+        Ok(self.hold(replaced))
+    }
+
+    /// Remembers `lease`, just written with this process as its holder: held.
+    fn hold(&mut self, lease: Lease) -> bool {
+        self.observe(lease.spec.clone().unwrap_or_default());
+        self.held = Some(lease);
+        true
     }
 
     /// The record that says this process holds the lease, renewed now.
@@ -417,6 +444,48 @@ mod tests {
             holder_identity: Some(ME.into()),
             ..LeaseSpec::default()
         });
+        assert_eq!(elector.keep().await, Lost::TakenBy("manager-b".into()));
+    }
+
+    /// client-go's fast path: while it leads, each renewal is one write, no read.
+    #[tokio::test(start_paused = true)]
+    async fn a_leader_renews_with_one_write_and_no_read() {
+        let (mut elector, log) = elector(|method, body| match *method {
+            Method::GET => (StatusCode::OK, lease(ME)),
+            _ => (StatusCode::OK, body.clone()),
+        });
+        elector.acquire(&Health::default()).await;
+        let leading = tokio::time::timeout(Duration::from_secs(9), elector.keep()).await;
+        assert!(leading.is_err(), "stopped leading: {leading:?}");
+        let log = log.lock().unwrap();
+        let count = |method: Method| log.iter().filter(|(m, _, _)| *m == method).count();
+        assert_eq!(count(Method::GET), 1, "only taking the lease read it");
+        assert!(
+            count(Method::PUT) >= 4,
+            "renewed every retry period: {log:?}"
+        );
+    }
+
+    /// A direct renewal that conflicts (someone else wrote the lease) reads the lease, and
+    /// finds it taken.
+    #[tokio::test(start_paused = true)]
+    async fn a_leader_whose_renewal_conflicts_reads_the_lease_and_stops() {
+        let taken = Arc::new(Mutex::new(false));
+        let taken_here = taken.clone();
+        let (mut elector, _log) = elector(move |method, body| {
+            let taken = *taken_here.lock().unwrap();
+            match (method.clone(), taken) {
+                (Method::GET, false) => (StatusCode::OK, lease(ME)),
+                (Method::GET, true) => (StatusCode::OK, lease("manager-b")),
+                (_, false) => (StatusCode::OK, body.clone()),
+                (_, true) => {
+                    let conflict = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Conflict", "code": 409});
+                    (StatusCode::CONFLICT, conflict)
+                }
+            }
+        });
+        elector.acquire(&Health::default()).await;
+        *taken.lock().unwrap() = true;
         assert_eq!(elector.keep().await, Lost::TakenBy("manager-b".into()));
     }
 

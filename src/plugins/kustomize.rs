@@ -2,6 +2,7 @@
 //! `default`, `manager`, `rbac`, `crd`, `samples`, `prometheus`, `network-policy`.
 
 use crate::model::manifests;
+use crate::model::project::Layout;
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::tree::Tree;
@@ -31,6 +32,12 @@ const WEBHOOK_FILES: &[(&str, &str)] = &[
     ("webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml"),
     ("webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml"),
 ];
+
+/// The first webhook's PodDisruptionBudget (layout v3).
+const WEBHOOK_PDB: (&str, &str) = (
+    "webhook/config/webhook/pdb.yaml.tera",
+    "config/webhook/pdb.yaml",
+);
 
 /// The first webhook's files for cert-manager's certificates.
 #[rustfmt::skip]
@@ -276,6 +283,10 @@ impl Plugin for Kustomize {
 pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
     for (template, dest) in WEBHOOK_FILES {
         plan.file(template, *dest, IfExists::Skip);
+    }
+    if c.layout != Layout::V2 {
+        // Layout v3: two replicas (the webhook patches of config/default) and their budget.
+        plan.file(WEBHOOK_PDB.0, WEBHOOK_PDB.1, IfExists::Skip);
     }
     plan.computed(WEBHOOK_MANIFESTS, manifests::webhook_manifests(&c.hooks));
     let crd = format!("{}.{}", c.plural, c.qualified_group);
