@@ -345,7 +345,7 @@ mod tests {
             let before = &earlier[..i];
             plugins::create_api(BUNDLE, &init_inputs(), api, before, templates, &mut tree).unwrap();
         }
-        let context = plugins::WebhookContext::new(
+        let mut context = plugins::WebhookContext::new(
             &init_inputs(),
             &webhook,
             String::new(),
@@ -353,6 +353,7 @@ mod tests {
             &mut tree,
         )
         .unwrap();
+        context.layout = templates.layout();
         let mut plan = Plan::default();
         for plugin in BUNDLE {
             plugin.create_webhook(&mut plan, &context).unwrap();
@@ -365,7 +366,7 @@ mod tests {
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
         // The other certificate mode: its own files (those of both modes are counted once).
-        let self_signed = plugins::WebhookContext::new(
+        let mut self_signed = plugins::WebhookContext::new(
             &init_inputs(),
             &crate::model::project::WebhookInputs {
                 self_signed: true,
@@ -376,6 +377,7 @@ mod tests {
             &mut tree,
         )
         .unwrap();
+        self_signed.layout = templates.layout();
         let mut plan = Plan::default();
         kustomize::plan_webhook(&mut plan, &self_signed);
         let both: Vec<&str> = plan.files.iter().map(|s| s.template.as_str()).collect();
