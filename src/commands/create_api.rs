@@ -654,7 +654,7 @@ mod tests {
 
     use super::*;
     use crate::model::names::RUST_KEYWORDS;
-    use crate::model::project::{InitInputs, License};
+    use crate::model::project::{InitInputs, Layout, License};
     use crate::plugins::{ApiContext, BUNDLE};
     use crate::scaffold::plan::Plan;
 
@@ -717,7 +717,7 @@ mod tests {
                 versions: Vec::new(),
                 storage_version: false,
             };
-            let c = ApiContext::new(&init, &inputs, String::new(), &[]).unwrap();
+            let c = ApiContext::new(&init, &inputs, String::new(), &[], Layout::CURRENT).unwrap();
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
             }

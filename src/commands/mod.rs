@@ -260,10 +260,15 @@ mod tests {
             assert!(!text.trim().is_empty(), "{} renders empty", spec.template);
         }
         for namespaced in [true, false] {
-            let mut context =
-                ApiContext::new(&init_inputs(), &api_inputs(namespaced), String::new(), &[])
-                    .unwrap();
-            context.layout = templates.layout();
+            let inputs = api_inputs(namespaced);
+            let context = ApiContext::new(
+                &init_inputs(),
+                &inputs,
+                String::new(),
+                &[],
+                templates.layout(),
+            )
+            .unwrap();
             let mut plan = Plan::default();
             for plugin in BUNDLE {
                 plugin
@@ -285,7 +290,14 @@ mod tests {
         let mut deployment = api_inputs(true);
         (deployment.group, deployment.kind) = ("apps".into(), "Deployment".into());
         (deployment.resource, deployment.builtin) = (false, true);
-        let context = ApiContext::new(&init_inputs(), &deployment, String::new(), &[]).unwrap();
+        let context = ApiContext::new(
+            &init_inputs(),
+            &deployment,
+            String::new(),
+            &[],
+            templates.layout(),
+        )
+        .unwrap();
         let mut plan = Plan::default();
         for plugin in BUNDLE {
             let mut tree = Tree::empty();
@@ -308,7 +320,14 @@ mod tests {
             container_port: Some(11211),
             run_as_user: Some(1001),
         });
-        let context = ApiContext::new(&init_inputs(), &memcached, String::new(), &[]).unwrap();
+        let context = ApiContext::new(
+            &init_inputs(),
+            &memcached,
+            String::new(),
+            &[],
+            templates.layout(),
+        )
+        .unwrap();
         let mut plan = Plan::default();
         let sample = format!("config/samples/{}", context.sample_file);
         let base_sample = "api/config/samples/sample.yaml.tera";
@@ -345,15 +364,15 @@ mod tests {
             let before = &earlier[..i];
             plugins::create_api(BUNDLE, &init_inputs(), api, before, templates, &mut tree).unwrap();
         }
-        let mut context = plugins::WebhookContext::new(
+        let context = plugins::WebhookContext::new(
             &init_inputs(),
             &webhook,
             String::new(),
             &earlier,
             &mut tree,
+            templates.layout(),
         )
         .unwrap();
-        context.layout = templates.layout();
         let mut plan = Plan::default();
         for plugin in BUNDLE {
             plugin.create_webhook(&mut plan, &context).unwrap();
@@ -366,7 +385,7 @@ mod tests {
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
         // The other certificate mode: its own files (those of both modes are counted once).
-        let mut self_signed = plugins::WebhookContext::new(
+        let self_signed = plugins::WebhookContext::new(
             &init_inputs(),
             &crate::model::project::WebhookInputs {
                 self_signed: true,
@@ -375,9 +394,9 @@ mod tests {
             String::new(),
             &earlier,
             &mut tree,
+            templates.layout(),
         )
         .unwrap();
-        self_signed.layout = templates.layout();
         let mut plan = Plan::default();
         kustomize::plan_webhook(&mut plan, &self_signed);
         let both: Vec<&str> = plan.files.iter().map(|s| s.template.as_str()).collect();

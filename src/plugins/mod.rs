@@ -519,13 +519,14 @@ impl InitContext {
 }
 
 impl ApiContext {
-    /// Every name the templates need, derived from validated inputs; `earlier` are the
-    /// commands before this one (owned kinds and other versions are looked up there).
+    /// Every name the templates of `layout` need, derived from validated inputs; `earlier`
+    /// are the commands before this one (owned kinds and other versions are looked up there).
     pub fn new(
         init: &InitInputs,
         api: &ApiInputs,
         header: String,
         earlier: &[Command],
+        layout: Layout,
     ) -> anyhow::Result<Self> {
         let known = &resources_of(earlier);
         let stored_before = stored_version(earlier, &api.group, &api.kind);
@@ -615,7 +616,7 @@ impl ApiContext {
             false => api.kind.clone(),
         };
         Ok(Self {
-            layout: Layout::CURRENT,
+            layout,
             rust_kind,
             external: api.external_crd.is_some(),
             external_default: external::has_default(stored_types.unwrap_or(&external_types)),
@@ -791,8 +792,7 @@ pub fn create_api(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let mut context = ApiContext::new(init, api, header, earlier)?;
-    context.layout = templates.layout();
+    let mut context = ApiContext::new(init, api, header, earlier, templates.layout())?;
     context.role_rules = project_rules(init, earlier, api, context.layout)?;
     let mut plan = Plan::default();
     for plugin in plugins {
@@ -910,14 +910,15 @@ fn project_hooks(init: &InitInputs, commands: &[Command]) -> anyhow::Result<Vec<
 }
 
 impl WebhookContext {
-    /// Every name the webhook templates need; `earlier` are the commands before this one (the
-    /// kind is looked up there).
+    /// Every name the webhook templates of `layout` need; `earlier` are the commands before
+    /// this one (the kind is looked up there).
     pub fn new(
         init: &InitInputs,
         webhook: &WebhookInputs,
         header: String,
         earlier: &[Command],
         tree: &mut Tree,
+        layout: Layout,
     ) -> anyhow::Result<Self> {
         let module = |suffix: &str| {
             format!(
@@ -958,7 +959,7 @@ impl WebhookContext {
             .chain([Command::CreateWebhook(webhook.clone())])
             .collect();
         Ok(WebhookContext {
-            layout: Layout::CURRENT,
+            layout,
             crate_name: names::crate_name(&init.project_name),
             project_name: init.project_name.clone(),
             header,
@@ -1009,8 +1010,7 @@ pub fn create_webhook(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let mut context = WebhookContext::new(init, webhook, header, earlier, tree)?;
-    context.layout = templates.layout();
+    let context = WebhookContext::new(init, webhook, header, earlier, tree, templates.layout())?;
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.create_webhook(&mut plan, &context)?;
