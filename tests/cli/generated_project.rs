@@ -13,6 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use crate::generated_build::{BUILD_ENV, target_dir};
 use crate::support::{
     BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, POSTGRESQL_CRD, empty_dir,
     kube_scaffold,
@@ -28,18 +29,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
-
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated-target")
-}
-
-/// How the generated projects build here: every build is of a fresh project, so incremental
-/// state is never reused, and full debug information only fills the disk (a cold `cargo test`
-/// wrote 40 GB with both). tests/real builds with the same, so the two share dependencies.
-const BUILD_ENV: [(&str, &str); 2] = [
-    ("CARGO_INCREMENTAL", "0"),
-    ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
-];
 
 /// A tool from `.tools/bin` (where scripts/install-test-tools puts it) or the PATH.
 fn tool(name: &str) -> PathBuf {

@@ -3,6 +3,8 @@
 mod alpha_generate;
 mod create_api;
 mod errors;
+#[path = "../shared/generated_build.rs"]
+mod generated_build;
 mod generated_project;
 mod golden;
 mod init;

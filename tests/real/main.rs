@@ -7,6 +7,8 @@
 mod control_plane;
 mod conversion;
 mod every_kind;
+#[path = "../shared/generated_build.rs"]
+mod generated_build;
 mod leader;
 mod project;
 mod readme;

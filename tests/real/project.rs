@@ -5,11 +5,12 @@
 use std::fs;
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::control_plane::{self, ControlPlane, poll};
+use crate::generated_build::{BUILD_ENV, target_dir};
 
 /// 2026-11-21: fixed dates keep generated files stable.
 const SOURCE_DATE_EPOCH: &str = "1795219200";
@@ -19,18 +20,6 @@ pub fn turn() -> MutexGuard<'static, ()> {
     static TURN: Mutex<()> = Mutex::new(());
     TURN.lock().unwrap_or_else(|e| e.into_inner())
 }
-
-/// The target directory every generated project builds into (shared with tests/cli's).
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).join("generated-target")
-}
-
-/// How the generated projects build: as tests/cli's (generated_project.rs says why), so the
-/// two share their dependencies' builds.
-const BUILD_ENV: [(&str, &str); 2] = [
-    ("CARGO_INCREMENTAL", "0"),
-    ("CARGO_PROFILE_DEV_DEBUG", "line-tables-only"),
-];
 
 pub struct Project {
     _tmp: tempfile::TempDir,
