@@ -135,17 +135,6 @@ pub fn set(
     out
 }
 
-/// The conditions of `types` in `conditions`: what a controller applies, so that another
-/// field manager's conditions stay that manager's alone (server-side apply merges the list by
-/// `type`, and a controller that applied them all would co-own them).
-pub fn only(conditions: &[Condition], types: &[&str]) -> Vec<Condition> {
-    conditions
-        .iter()
-        .filter(|c| types.contains(&c.type_.as_str()))
-        .cloned()
-        .collect()
-}
-
 /// Writes `status` to `obj` with server-side apply as field manager `manager`, taking over
 /// the fields it sets (`force`): of its conditions, only the types in `owned`, so that another
 /// manager's conditions stay its own (a status apply lists every condition it read from the
@@ -178,15 +167,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_keeps_the_types_asked_for() {
-        let theirs = set(&[], "Audited", Status::True, "Checked", "ok", None);
-        let both = set(&theirs, AVAILABLE, Status::True, "Reconciled", "ok", None);
-        let ours = only(&both, &[AVAILABLE]);
-        assert_eq!(ours.len(), 1);
-        assert_eq!(ours[0].type_, AVAILABLE);
-    }
 
     #[test]
     fn keeps_transition_time_while_status_is_unchanged() {
