@@ -487,10 +487,11 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     );
     let tests = run(&dir, "cargo", &["test"]);
     let summary = text(&tests);
-    // Three per kind and two more with a finalizer; for `Site`, one of its own (its
-    // Deployment makes it wait, so no "becomes available at once" tests), four for the
-    // Deployment, three for the ConfigMap, two for the Guestbook; for `Memcached`, one of
-    // its own and four for its Deployment; one each for the controllers of Deployments,
+    // Three per kind and two more with a finalizer; for `Site`, two of its own (its
+    // Deployment makes it wait, so no "becomes available at once" tests; one checks that a
+    // Site being deleted gets no children), four for the Deployment, three for the
+    // ConfigMap, two for the Guestbook; for `Memcached`, two of its own and four for its
+    // Deployment; one each for the controllers of Deployments,
     // Certificates and the adopted `Backup` (an object drawn from its schema: kopium cannot
     // derive `Default` for its enums); two for each defaulting webhook, five for the
     // validating one; one and three for Pod's; one and two each for the hooks of Certificate
@@ -500,8 +501,8 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
     let expected = 3 * kinds.len()
         + 2 * finalizers
-        + (1 + 4 + 3 + 2)
-        + (1 + 4)
+        + (2 + 4 + 3 + 2)
+        + (2 + 4)
         + 1
         + 1
         + 1

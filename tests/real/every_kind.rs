@@ -172,7 +172,10 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     );
 
     project.wait("guestbook-sample Available", 60, log, || {
-        project.condition("guestbook/guestbook-sample", "Available") == "True"
+        project.condition(
+            "guestbooks.webapp.every.example/guestbook-sample",
+            "Available",
+        ) == "True"
     });
 
     // Owned Deployments: a controller reference to their owner.
@@ -232,35 +235,44 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     // A spec change makes the controller apply its status again.
     project.kubectl(&[
         "patch",
-        "guestbook/guestbook-sample",
+        "guestbooks.webapp.every.example/guestbook-sample",
         "--type=merge",
         "-p",
         r#"{"spec":{"foo":"changed"}}"#,
     ]);
     project.wait("the controller observes generation 2", 60, log, || {
         let path = "{.status.observedGeneration}";
-        project.jsonpath(&["guestbook/guestbook-sample"], path) == "2"
+        project.jsonpath(&["guestbooks.webapp.every.example/guestbook-sample"], path) == "2"
     });
     assert_eq!(
-        project.condition("guestbook/guestbook-sample", "Audited"),
+        project.condition(
+            "guestbooks.webapp.every.example/guestbook-sample",
+            "Audited"
+        ),
         "True",
         "the controller's apply dropped another manager's condition"
     );
     apply_status(audited(" []"));
     assert_eq!(
-        project.condition("guestbook/guestbook-sample", "Audited"),
+        project.condition(
+            "guestbooks.webapp.every.example/guestbook-sample",
+            "Audited"
+        ),
         "",
         "the controller co-owns another manager's condition:\n{}",
         project.kubectl(&[
             "get",
-            "guestbook/guestbook-sample",
+            "guestbooks.webapp.every.example/guestbook-sample",
             "-o",
             "yaml",
             "--show-managed-fields"
         ])
     );
     assert_eq!(
-        project.condition("guestbook/guestbook-sample", "Available"),
+        project.condition(
+            "guestbooks.webapp.every.example/guestbook-sample",
+            "Available"
+        ),
         "True"
     );
 

@@ -46,7 +46,10 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
 
     let manager = project.start_run(&[]);
     project.kubectl(&["apply", "-k", "config/samples"]);
-    let objects = ["guestbook/guestbook-sample", "ledger/ledger-sample"];
+    let objects = [
+        "guestbooks.webapp.mock.com/guestbook-sample",
+        "ledger/ledger-sample",
+    ];
     for object in objects {
         project.wait(
             &format!("{object} Available"),

@@ -84,7 +84,12 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let spec = project.kubectl(&["get", "guestbook/defaulted", "-o", "jsonpath={.spec}"]);
+    let spec = project.kubectl(&[
+        "get",
+        "guestbooks.webapp.k8s.io/defaulted",
+        "-o",
+        "jsonpath={.spec}",
+    ]);
     let spec: serde_json::Value = serde_json::from_str(&spec).unwrap();
     assert_eq!(
         spec["foo"],
@@ -97,10 +102,10 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
         "the defaulter removed a field it does not know: {spec}"
     );
     // An update keeps it too.
-    project.kubectl(&["label", "guestbook/defaulted", "touched=yes"]);
+    project.kubectl(&["label", "guestbooks.webapp.k8s.io/defaulted", "touched=yes"]);
     let spec = project.kubectl(&[
         "get",
-        "guestbook/defaulted",
+        "guestbooks.webapp.k8s.io/defaulted",
         "-o",
         "jsonpath={.spec.newField}",
     ]);
@@ -119,19 +124,24 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
     );
     project.kubectl(&[
         "patch",
-        "guestbook/large",
+        "guestbooks.webapp.k8s.io/large",
         "--type=merge",
         "-p",
         r#"{"spec":{"foo":null}}"#,
     ]);
-    let foo = project.kubectl(&["get", "guestbook/large", "-o", "jsonpath={.spec.foo}"]);
+    let foo = project.kubectl(&[
+        "get",
+        "guestbooks.webapp.k8s.io/large",
+        "-o",
+        "jsonpath={.spec.foo}",
+    ]);
     assert_eq!(
         foo,
         "default",
         "the update of a large object was not defaulted:\n{}",
         manager.log()
     );
-    project.kubectl(&["delete", "guestbook/large"]);
+    project.kubectl(&["delete", "guestbooks.webapp.k8s.io/large"]);
 
     // The validator refuses, with its message.
     let output = project.apply(

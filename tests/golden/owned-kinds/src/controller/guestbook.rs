@@ -48,6 +48,11 @@ pub async fn reconcile(obj: Arc<Object>, ctx: Arc<Context>) -> Result<Action> {
     // Objects with an owner reference to this one are deleted with it by Kubernetes' garbage
     // collector. To clean up anything else before an object goes, scaffold the controller
     // with `--finalizer` (see the README's "Nothing hangs on uninstall").
+    if obj.meta().deletion_timestamp.is_some() {
+        // Being deleted (a foreground deletion waits for its children, or another's
+        // finalizer): applying now would make again what the garbage collector removes.
+        return Ok(Action::await_change());
+    }
     apply(&obj, &objects, &ctx).await
 }
 

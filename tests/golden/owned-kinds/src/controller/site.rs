@@ -78,6 +78,11 @@ pub async fn reconcile(obj: Arc<Object>, ctx: Arc<Context>) -> Result<Action> {
     // Objects with an owner reference to this one are deleted with it by Kubernetes' garbage
     // collector. To clean up anything else before an object goes, scaffold the controller
     // with `--finalizer` (see the README's "Nothing hangs on uninstall").
+    if obj.meta().deletion_timestamp.is_some() {
+        // Being deleted (a foreground deletion waits for its children, or another's
+        // finalizer): applying now would make again what the garbage collector removes.
+        return Ok(Action::await_change());
+    }
     apply(&obj, &objects, &ctx).await
 }
 
@@ -273,6 +278,8 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 #[cfg(test)]
 mod tests {
     use http::Method;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
     use serde_json::{Value, json};
 
     use super::*;
@@ -351,6 +358,17 @@ mod tests {
         assert_eq!(available(&server)["observedGeneration"], 1);
         let counted = format!("{{controller=\"{CONTROLLER}\",result=\"success\"}} 1");
         assert!(metrics.encode().contains(&counted), "{}", metrics.encode());
+    }
+
+    #[tokio::test]
+    async fn an_object_being_deleted_gets_no_children() {
+        let mut obj = ready();
+        obj.meta_mut().deletion_timestamp = Some(Time(Timestamp::now()));
+        let (ctx, server) = serving(&obj);
+        assert_eq!(reconciled(obj, &ctx).await, Action::await_change());
+
+        let writes = server.writes();
+        assert!(writes.is_empty(), "written while being deleted: {writes:?}");
     }
 
     /// Where the child `K` of the test object lives.
