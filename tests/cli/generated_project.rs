@@ -976,7 +976,8 @@ fn the_sample_controller_tutorial_builds_and_passes_its_tests() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test", "--lib"]));
-    assert!(tests.contains("test result: ok. 6 passed"), "{tests}");
+    // Foo's two, four for its Deployment, one for the list of conversions.
+    assert!(tests.contains("test result: ok. 7 passed"), "{tests}");
     run(&dir, "make", &["manifests"]);
     let crd = dir.join("config/crd/bases/samplecontroller.example.com_foos.yaml");
     let crd = fs::read_to_string(crd).unwrap();
