@@ -177,7 +177,18 @@ pub struct Manager {
     conversions: Vec<Conversion>,
     #[cfg(feature = "webhooks")]
     local_failure: local::FailurePolicy,
+    /// How long webhooks served through a Service are still answered after the signal.
+    #[cfg(feature = "webhooks")]
+    drain: std::time::Duration,
 }
+
+/// How long a manager that serves webhooks through a Service keeps answering them after
+/// SIGTERM, at least: the API server goes on calling a terminating pod until its endpoint is
+/// removed, which takes a few seconds. The manager returns after both this and its
+/// controllers' end (at most `controller::SHUTDOWN_GRACE`), within the pod's
+/// `terminationGracePeriodSeconds` (10).
+#[cfg(feature = "webhooks")]
+pub const WEBHOOK_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Manager {
     /// A manager named `name` (the package's: `env!("CARGO_PKG_NAME")`) with `options`.
@@ -192,6 +203,8 @@ impl Manager {
             conversions: Vec::new(),
             #[cfg(feature = "webhooks")]
             local_failure: local::FailurePolicy::Ignore,
+            #[cfg(feature = "webhooks")]
+            drain: WEBHOOK_DRAIN,
         }
     }
 
@@ -278,9 +291,14 @@ impl Manager {
             metrics::router(ctx.metrics.clone()),
         )?;
 
-        // Every replica answers webhooks, leader or not.
+        // Every replica answers webhooks, leader or not, until `run_with` returns (the guard),
+        // not only until the signal.
         #[cfg(feature = "webhooks")]
-        let local = {
+        let serving = CancellationToken::new();
+        #[cfg(feature = "webhooks")]
+        let _serving = serving.clone().drop_guard();
+        #[cfg(feature = "webhooks")]
+        let (local, drain) = {
             let (hooks, conversions) = (self.hooks, self.conversions);
             let serves = options.webhook_bind_address != BindAddress::Disabled
                 && !(hooks.is_empty() && conversions.is_empty());
@@ -313,12 +331,22 @@ impl Manager {
                 options.enable_http2,
                 hooks,
                 conversions,
-                ctx.shutdown.clone(),
+                serving.clone(),
             )?;
             if converting {
                 ctx.health.serving_conversions();
             }
-            local
+            // Served through a Service (in a pod): answered for `drain` after the signal.
+            // Registered locally (`make run`, tests): the registrations go first, no drain.
+            let drain = (serves && local.is_none()).then(|| {
+                let (shutdown, drain) = (ctx.shutdown.clone(), self.drain);
+                tokio::spawn(async move {
+                    shutdown.cancelled().await;
+                    tracing::info!(?drain, "answering webhooks while the endpoints are removed");
+                    tokio::time::sleep(drain).await;
+                })
+            });
+            (local, drain)
         };
 
         #[cfg(feature = "leader-election")]
@@ -341,9 +369,7 @@ impl Manager {
                 () = ctx.shutdown.cancelled() => {
                     tracing::info!("stopped before becoming the leader");
                     #[cfg(feature = "webhooks")]
-                    if let Some(local) = local {
-                        local.unregister().await;
-                    }
+                    stop_serving(local, drain, &ctx.shutdown).await;
                     return Ok(());
                 }
             }
@@ -369,10 +395,27 @@ impl Manager {
             elector.release().await;
         }
         #[cfg(feature = "webhooks")]
-        if let Some(local) = local {
-            local.unregister().await;
-        }
+        stop_serving(local, drain, &ctx.shutdown).await;
         outcome
+    }
+}
+
+/// Before the webhook server stops: the local registrations deleted, or the drain after a
+/// signal waited out.
+#[cfg(feature = "webhooks")]
+async fn stop_serving(
+    local: Option<local::Registered>,
+    drain: Option<tokio::task::JoinHandle<()>>,
+    shutdown: &CancellationToken,
+) {
+    if let Some(local) = local {
+        local.unregister().await;
+    }
+    if let Some(drain) = drain {
+        match shutdown.is_cancelled() {
+            true => drop(drain.await),
+            false => drain.abort(),
+        }
     }
 }
 
@@ -458,6 +501,96 @@ mod tests {
         ];
         let options = Options::try_parse_from(args).expect("accepted");
         assert_eq!(options.webhook_bind_address, BindAddress::Disabled);
+    }
+
+    /// Finding 9 of the review: the webhook listener closed at SIGTERM, while the API server
+    /// still called the terminating pod. Served through a Service, webhooks are now answered
+    /// after the signal until the drain is over and the manager returns, then no more.
+    #[cfg(feature = "webhooks")]
+    #[tokio::test]
+    async fn webhooks_are_answered_after_the_signal_until_the_manager_returns() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use tokio_rustls::TlsConnector;
+        use tokio_rustls::rustls::pki_types::CertificateDer;
+        use tokio_rustls::rustls::{ClientConfig, RootCertStore};
+
+        /// Whether a TLS handshake with the webhook server on `port` succeeds.
+        async fn answers(port: u16, ca: &CertificateDer<'static>) -> bool {
+            let mut roots = RootCertStore::empty();
+            roots.add(ca.clone()).unwrap();
+            let config = ClientConfig::builder()
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+            let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+                return false;
+            };
+            let name = "localhost".try_into().unwrap();
+            let tls = TlsConnector::from(Arc::new(config)).connect(name, tcp);
+            tls.await.is_ok()
+        }
+        fn nothing(_: &mut ConfigMap) {}
+        /// A controller that runs until the shutdown.
+        fn waits(ctx: Arc<Context>) -> futures::future::BoxFuture<'static, ()> {
+            Box::pin(async move { ctx.shutdown.cancelled().await })
+        }
+
+        let dir = std::env::temp_dir().join(format!("manager-drain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let ca = made.cert.der().clone();
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            probe.local_addr().unwrap().port()
+        };
+        let args = [
+            "manager".to_string(),
+            "--metrics-bind-address=0".into(),
+            "--health-probe-bind-address=0".into(),
+            format!("--webhook-bind-address=127.0.0.1:{port}"),
+            format!("--webhook-cert-path={}", dir.display()),
+        ];
+        let options = Options::try_parse_from(args.each_ref().map(String::as_str)).unwrap();
+        let mut manager = Manager::new("drain", options)
+            .webhooks(vec![Hook::defaulting::<ConfigMap>(nothing)], Vec::new())
+            .controllers(&[waits]);
+        let drain = Duration::from_millis(1500);
+        manager.drain = drain;
+        let api = crate::webhook::fake::Objects::default();
+        let version = ["major", "minor", "gitVersion", "gitCommit", "gitTreeState"];
+        let version = ["buildDate", "goVersion", "compiler", "platform"]
+            .into_iter()
+            .chain(version)
+            .map(|field| (field.to_string(), serde_json::Value::from("1")));
+        api.insert("/version", serde_json::Value::Object(version.collect()));
+        let shutdown = CancellationToken::new();
+        let running = tokio::spawn(manager.run_with(api.client(), shutdown.clone()));
+        let mut tries = 0;
+        while !answers(port, &ca).await {
+            tries += 1;
+            assert!(tries < 100, "the webhook server never answered");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+
+        shutdown.cancel();
+        let signalled = std::time::Instant::now();
+        tokio::time::sleep(drain / 2).await;
+        let during = answers(port, &ca).await;
+        running.await.unwrap().expect("the manager stopped cleanly");
+        let returned = signalled.elapsed();
+        let mut after = answers(port, &ca).await;
+        for _ in 0..20 {
+            if !after {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            after = answers(port, &ca).await;
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(during, "the webhooks were not answered during the drain");
+        assert!(returned >= drain, "returned {returned:?} after the signal");
+        assert!(!after, "the webhook server outlived the manager");
     }
 
     #[test]

@@ -305,7 +305,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../webhookcerts");
         plan.insert(DEFAULT_PATCHES, SELF_SIGNED_SECTIONS);
         if !c.conversions.is_empty() {
-            plan.insert(CERTS_CRDS, crd_rule(&crd));
+            plan.insert(CERTS_CRDS, crd_rule(&crd, c.layout));
         }
         return;
     }
@@ -333,7 +333,12 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
 }
 
 /// The rule of the manager's certificates ClusterRole on the CRD `name`.
-fn crd_rule(name: &str) -> String {
+fn crd_rule(name: &str, layout: Layout) -> String {
+    // Layout v3's manager watches the CRD (by name) to set a removed CA bundle again.
+    let watch = match layout {
+        Layout::V2 => "",
+        _ => "\n  - list\n  - watch",
+    };
     format!(
         "- apiGroups:
   - apiextensions.k8s.io
@@ -342,7 +347,7 @@ fn crd_rule(name: &str) -> String {
   resourceNames:
   - {name}
   verbs:
-  - get
+  - get{watch}
   - update"
     )
 }

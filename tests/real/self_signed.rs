@@ -3,7 +3,8 @@
 //! flags and environment): the first replica makes the Secret and injects its CA into both
 //! webhook configurations and the converted CRD; a second replica uses the same Secret; a
 //! Secret of that name it did not write (cert-manager's, left after switching modes) is
-//! replaced, where it used to stop the manager at every start.
+//! replaced, where it used to stop the manager at every start; a CA bundle someone removes is
+//! set again within seconds.
 //!
 //! The configurations and the CRD name the webhook Service, which the API server would dial
 //! by a name this machine's DNS sends outside: here they name a loopback URL instead, and no
@@ -188,6 +189,29 @@ fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
         version,
         "the second replica rewrote the Secret"
     );
+    // A CA bundle someone removed (a GitOps tool applying the manifests as written) is set
+    // again within seconds: the replicas watch the configurations and the CRD, where they
+    // used to look again every ten minutes.
+    for (object, path) in [
+        (
+            "validatingwebhookconfiguration/signed-validating-webhook-configuration",
+            "/webhooks/0/clientConfig/caBundle",
+        ),
+        (
+            "crd/guestbooks.webapp.signed.example",
+            "/spec/conversion/webhook/clientConfig/caBundle",
+        ),
+    ] {
+        let removal = format!(r#"[{{"op": "remove", "path": "{path}"}}]"#);
+        project.kubectl(&["patch", object, "--type=json", "-p", &removal]);
+        assert!(!injected(), "{object} kept its CA bundle");
+        project.wait(
+            &format!("the CA injected again into {object}"),
+            15,
+            || first.log(),
+            injected,
+        );
+    }
     for manager in [first, second] {
         manager.signal("TERM");
         let (status, log) = manager.wait_exit(20);

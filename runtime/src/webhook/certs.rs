@@ -6,25 +6,34 @@
 //!
 //! The CA lives ten years and signs every renewal, so the CA bundle the API server trusts does
 //! not change while replicas pick up a renewed certificate. Delete the Secret to start over.
+//! Every replica watches the Secret, the configurations and the CRDs: a CA bundle someone
+//! removed (a GitOps tool applying the manifests as written) is back within seconds.
 
+use std::fmt::Debug;
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use futures::stream::{self, BoxStream, StreamExt as _};
+use futures::{FutureExt as _, future};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
+use kube::runtime::WatchStreamExt as _;
+use kube::runtime::watcher;
+use kube::{Client, Resource};
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, IsCa, Issuer, KeyPair,
     KeyUsagePurpose,
 };
+use serde::de::DeserializeOwned;
 use time::OffsetDateTime;
 use tokio_util::sync::CancellationToken;
+use x509_parser::extensions::GeneralName;
 
 use super::Configuration;
 
@@ -33,12 +42,12 @@ const CA_LIFETIME: time::Duration = time::Duration::days(3650);
 const SERVING_LIFETIME: time::Duration = time::Duration::days(365);
 /// A serving certificate closer than this to its end is renewed.
 const RENEW_BEFORE: time::Duration = time::Duration::days(30);
-/// How often every replica reads the Secret again and checks the CA bundles.
+/// How often every replica reads the Secret again and checks the CA bundles, changed or not:
+/// a renewal falls due without any object changing.
 const CHECK_EVERY: Duration = Duration::from_secs(600);
-/// The Secret's annotation: when its serving certificate expires (Unix seconds).
-const NOT_AFTER: &str = "webhook.kube-scaffold.io/serving-not-after";
-/// The Secret's annotation: the DNS names of its serving certificate, comma-separated.
-const DNS_NAMES: &str = "webhook.kube-scaffold.io/serving-dns-names";
+/// How long a change waits for the changes that come with it (its own writes among them), so
+/// that a burst is checked once.
+const SETTLE: Duration = Duration::from_secs(1);
 
 /// What the manager provides certificates for.
 #[derive(Clone, Debug)]
@@ -132,18 +141,23 @@ impl SelfSigned {
         self.inject(client, certs.ca_cert.as_bytes()).await
     }
 
-    /// Provides the certificates again every ten minutes, until `shutdown`: renewals (by this
-    /// replica or another) reach the webhook server, and a CA bundle someone removed comes
-    /// back.
+    /// Provides the certificates again whenever the Secret, a configuration or a CRD changes,
+    /// and every ten minutes, until `shutdown`: renewals (by this replica or another) reach
+    /// the webhook server, and a CA bundle someone removed comes back.
     pub async fn keep(
         self,
         client: Client,
         cert_dir: std::path::PathBuf,
         shutdown: CancellationToken,
     ) {
+        let mut changes = self.changes(&client);
         loop {
             tokio::select! {
                 () = tokio::time::sleep(CHECK_EVERY) => {}
+                Some(()) = changes.next() => {
+                    tokio::time::sleep(SETTLE).await;
+                    while let Some(Some(())) = changes.next().now_or_never() {}
+                }
                 () = shutdown.cancelled() => return,
             }
             if let Err(err) = self.provide(&client, &cert_dir).await {
@@ -153,6 +167,26 @@ impl SelfSigned {
                 );
             }
         }
+    }
+
+    /// A unit for each change of the Secret, a configuration or a CRD, after the watches'
+    /// first lists (what `provide` already saw).
+    fn changes(&self, client: &Client) -> BoxStream<'static, ()> {
+        let secrets = Api::<Secret>::namespaced(client.clone(), &self.namespace);
+        let mut watches = vec![named(secrets, &self.secret)];
+        if let Some(name) = &self.mutating {
+            let api = Api::<MutatingWebhookConfiguration>::all(client.clone());
+            watches.push(named(api, name));
+        }
+        if let Some(name) = &self.validating {
+            let api = Api::<ValidatingWebhookConfiguration>::all(client.clone());
+            watches.push(named(api, name));
+        }
+        for name in &self.crds {
+            let api = Api::<CustomResourceDefinition>::all(client.clone());
+            watches.push(named(api, name));
+        }
+        stream::select_all(watches).boxed()
     }
 
     /// The Service's names inside the cluster.
@@ -190,6 +224,28 @@ impl SelfSigned {
         }
         Ok(())
     }
+}
+
+/// A unit for each change of the object `name` (watched alone: RBAC can name it), after the
+/// first list; a failed watch is logged and retried with backoff.
+fn named<K>(api: Api<K>, name: &str) -> BoxStream<'static, ()>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let name = name.to_string();
+    let events = watcher::watcher(api, config).default_backoff();
+    let changes = events.filter_map(move |event| {
+        future::ready(match event {
+            Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => Some(()),
+            Ok(_) => None,
+            Err(err) => {
+                tracing::warn!(error = %err, %name, "webhook certificates: watch failed");
+                None
+            }
+        })
+    });
+    changes.boxed()
 }
 
 /// Sets `bundle` as the CA bundle of every webhook of the configuration `name`, where it is
@@ -240,8 +296,9 @@ impl Certs {
     /// A new CA, and a serving certificate for `names` it signed.
     pub(super) fn new(names: &[String]) -> anyhow::Result<Self> {
         let ca_key = KeyPair::generate()?;
-        let ca_cert = ca_params(OffsetDateTime::now_utc())?.self_signed(&ca_key)?;
-        Self::signed(ca_cert.pem(), ca_key, names)
+        let now = OffsetDateTime::now_utc();
+        let ca_cert = ca_params(now)?.self_signed(&ca_key)?;
+        Self::signed(ca_cert.pem(), ca_key, names, now + SERVING_LIFETIME)
     }
 
     /// The same CA, and a new serving certificate for `names` it signed.
@@ -250,17 +307,24 @@ impl Certs {
             self.ca_cert.clone(),
             KeyPair::from_pem(&self.ca_key)?,
             names,
+            OffsetDateTime::now_utc() + SERVING_LIFETIME,
         )
     }
 
-    fn signed(ca_cert: String, ca_key: KeyPair, names: &[String]) -> anyhow::Result<Self> {
+    /// A serving certificate for `names` until `not_after`, signed by the CA.
+    fn signed(
+        ca_cert: String,
+        ca_key: KeyPair,
+        names: &[String],
+        not_after: OffsetDateTime,
+    ) -> anyhow::Result<Self> {
         let ca_key_pem = ca_key.serialize_pem();
         // The CA's name and key: all a signature needs.
         let issuer = Issuer::new(ca_params(OffsetDateTime::now_utc())?, ca_key);
         let now = OffsetDateTime::now_utc();
         let mut params = CertificateParams::new(names.to_vec())?;
         params.not_before = now - time::Duration::hours(1);
-        params.not_after = now + SERVING_LIFETIME;
+        params.not_after = not_after;
         params
             .distinguished_name
             .push(DnType::CommonName, names[0].clone());
@@ -288,14 +352,9 @@ impl Certs {
             ("tls.crt", &self.tls_cert),
             ("tls.key", &self.tls_key),
         ];
-        let annotations = [
-            (NOT_AFTER, self.not_after.unix_timestamp().to_string()),
-            (DNS_NAMES, self.dns_names.join(",")),
-        ];
         Secret {
             metadata: ObjectMeta {
                 name: Some(name.into()),
-                annotations: Some(annotations.map(|(k, v)| (k.into(), v)).into()),
                 ..ObjectMeta::default()
             },
             data: Some(
@@ -307,25 +366,35 @@ impl Certs {
         }
     }
 
+    /// The certificates a Secret holds; the serving certificate's end and names are read
+    /// from the certificate itself. An error for a Secret this manager did not write (no CA
+    /// key, or not PEM).
     fn from_secret(secret: &Secret) -> anyhow::Result<Self> {
         let data = secret.data.clone().unwrap_or_default();
         let text = |key: &str| -> anyhow::Result<String> {
             let bytes = data.get(key).with_context(|| format!("no `{key}`"))?;
             Ok(String::from_utf8(bytes.0.clone())?)
         };
-        let annotations = secret.metadata.annotations.clone().unwrap_or_default();
-        let annotation = |key: &str| annotations.get(key).cloned().unwrap_or_default();
-        let seconds: i64 = annotation(NOT_AFTER)
-            .parse()
-            .context("no serving-not-after")?;
-        let names = annotation(DNS_NAMES);
+        let tls_cert = text("tls.crt")?;
+        let (_, pem) = x509_parser::pem::parse_x509_pem(tls_cert.as_bytes())
+            .map_err(|err| anyhow::anyhow!("`tls.crt` is not PEM: {err}"))?;
+        let serving = pem
+            .parse_x509()
+            .map_err(|err| anyhow::anyhow!("`tls.crt` is not a certificate: {err}"))?;
+        let not_after = serving.validity().not_after.timestamp();
+        let names = serving.subject_alternative_name().ok().flatten();
+        let names = names.iter().flat_map(|san| &san.value.general_names);
+        let dns_names = names.filter_map(|name| match name {
+            GeneralName::DNSName(name) => Some(name.to_string()),
+            _ => None,
+        });
         Ok(Self {
             ca_cert: text("ca.crt")?,
             ca_key: text("ca.key")?,
-            tls_cert: text("tls.crt")?,
             tls_key: text("tls.key")?,
-            not_after: OffsetDateTime::from_unix_timestamp(seconds)?,
-            dns_names: names.split(',').map(str::to_string).collect(),
+            not_after: OffsetDateTime::from_unix_timestamp(not_after)?,
+            dns_names: dns_names.collect(),
+            tls_cert,
         })
     }
 
@@ -527,12 +596,18 @@ mod tests {
     async fn a_certificate_near_its_end_is_renewed_by_the_same_ca() {
         let objects = Objects::default();
         seed(&objects);
-        let mut old = Certs::new(&names()).unwrap();
-        old.not_after = OffsetDateTime::now_utc() + time::Duration::days(3);
-        objects.insert(
-            SECRET,
-            serde_json::to_value(old.to_secret("webhook-server-cert")).unwrap(),
-        );
+        // Three days left, whatever an annotation of an earlier version says: the end is
+        // read from the certificate.
+        let ca_key = KeyPair::generate().unwrap();
+        let now = OffsetDateTime::now_utc();
+        let ca = ca_params(now).unwrap().self_signed(&ca_key).unwrap();
+        let ending = now + time::Duration::days(3);
+        let old = Certs::signed(ca.pem(), ca_key, &names(), ending).unwrap();
+        let mut secret = old.to_secret("webhook-server-cert");
+        let far = (now + SERVING_LIFETIME).unix_timestamp().to_string();
+        let annotation = "webhook.kube-scaffold.io/serving-not-after".to_string();
+        secret.metadata.annotations = Some([(annotation, far)].into());
+        objects.insert(SECRET, serde_json::to_value(secret).unwrap());
         let dir = tempdir("renewal");
         self_signed()
             .provide(&objects.client(), &dir)

@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 pub mod certs;
 pub mod conversion;
 #[cfg(all(test, feature = "webhooks"))]
-mod fake;
+pub(crate) mod fake;
 #[cfg(feature = "webhooks")]
 pub mod local;
 #[cfg(feature = "webhooks")]
