@@ -329,8 +329,8 @@ impl Manager {
                 options.webhook_bind_address,
                 dir,
                 options.enable_http2,
-                hooks,
-                conversions,
+                (hooks, conversions),
+                ctx.metrics.clone(),
                 serving.clone(),
             )?;
             if converting {

@@ -3,11 +3,16 @@
 //!
 //! - `controller_runtime_reconcile_total{controller, result}`: `result` is `success`, `error`,
 //!   `requeue` or `requeue_after`;
-//! - `controller_runtime_reconcile_errors_total{controller}`;
+//! - `controller_runtime_reconcile_errors_total{controller}`, and of those
+//!   `controller_runtime_terminal_reconcile_errors_total{controller}` (not retried);
 //! - `controller_runtime_reconcile_panics_total{controller}`;
 //! - `controller_runtime_reconcile_time_seconds{controller}`: buckets from 5 ms to 60 s;
 //! - `controller_runtime_active_workers{controller}` and
 //!   `controller_runtime_max_concurrent_reconciles{controller}`;
+//! - `controller_runtime_webhook_requests_total{webhook, code}`,
+//!   `controller_runtime_webhook_requests_in_flight{webhook}` and
+//!   `controller_runtime_webhook_latency_seconds{webhook}` (Prometheus' default buckets), the
+//!   `webhook` label being the hook's path;
 //! - `leader_election_master_status{name}`, and the `process_*` metrics of the Prometheus
 //!   client libraries (CPU, memory, file descriptors, start time, threads).
 //!
@@ -74,21 +79,43 @@ struct ControllerLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    webhook: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookCodeLabels {
+    webhook: String,
+    code: String,
+}
+
+/// Prometheus' default buckets (client_golang's `DefBuckets`), which controller-runtime's
+/// webhook latency uses.
+const WEBHOOK_LATENCY_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct LeaseLabels {
     name: String,
 }
 
 type Durations = Family<ControllerLabels, Histogram, fn() -> Histogram>;
+type Latencies = Family<WebhookLabels, Histogram, fn() -> Histogram>;
 
 /// The manager's metrics; cheap to share behind an `Arc`.
 pub struct Metrics {
     registry: Registry,
     reconciles: Family<ResultLabels, Counter>,
     errors: Family<ControllerLabels, Counter>,
+    terminal: Family<ControllerLabels, Counter>,
     panics: Family<ControllerLabels, Counter>,
     durations: Durations,
     active_workers: Family<ControllerLabels, Gauge>,
     max_concurrent: Family<ControllerLabels, Gauge>,
+    webhook_requests: Family<WebhookCodeLabels, Counter>,
+    webhook_in_flight: Family<WebhookLabels, Gauge>,
+    webhook_latency: Latencies,
     leading: Family<LeaseLabels, Gauge>,
 }
 
@@ -98,12 +125,18 @@ impl Default for Metrics {
             registry: Registry::default(),
             reconciles: Family::default(),
             errors: Family::default(),
+            terminal: Family::default(),
             panics: Family::default(),
             durations: Family::new_with_constructor(|| {
                 Histogram::new(RECONCILE_TIME_BUCKETS.iter().copied())
             }),
             active_workers: Family::default(),
             max_concurrent: Family::default(),
+            webhook_requests: Family::default(),
+            webhook_in_flight: Family::default(),
+            webhook_latency: Family::new_with_constructor(|| {
+                Histogram::new(WEBHOOK_LATENCY_BUCKETS.iter().copied())
+            }),
             leading: Family::default(),
         };
         metrics.registered()
@@ -124,6 +157,11 @@ impl Metrics {
             self.errors.clone(),
         );
         runtime.register(
+            "terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            self.terminal.clone(),
+        );
+        runtime.register(
             "reconcile_panics",
             "Total number of reconciliation panics per controller",
             self.panics.clone(),
@@ -142,6 +180,21 @@ impl Metrics {
             "max_concurrent_reconciles",
             "Maximum number of concurrent reconciles per controller",
             self.max_concurrent.clone(),
+        );
+        runtime.register(
+            "webhook_requests",
+            "Total number of admission requests by HTTP status code.",
+            self.webhook_requests.clone(),
+        );
+        runtime.register(
+            "webhook_requests_in_flight",
+            "Current number of admission requests being served.",
+            self.webhook_in_flight.clone(),
+        );
+        runtime.register(
+            "webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests",
+            self.webhook_latency.clone(),
         );
         self.registry.register(
             "leader_election_master_status",
@@ -168,6 +221,7 @@ impl Metrics {
             );
         }
         drop(self.errors.get_or_create(&labels));
+        drop(self.terminal.get_or_create(&labels));
         drop(self.panics.get_or_create(&labels));
         drop(self.durations.get_or_create(&labels));
         drop(self.active_workers.get_or_create(&labels));
@@ -190,6 +244,13 @@ impl Metrics {
         }
     }
 
+    /// Counts a reconcile of `controller` that failed with a terminal error.
+    pub fn terminal(&self, controller: &str) {
+        self.terminal
+            .get_or_create(&controller_labels(controller))
+            .inc();
+    }
+
     /// Counts a reconcile of `controller` that panicked.
     pub fn panicked(&self, controller: &str) {
         self.panics
@@ -205,6 +266,32 @@ impl Metrics {
             .clone();
         gauge.inc();
         ActiveWorker(gauge)
+    }
+
+    /// Counts a request to the hook at `webhook` as served until the returned guard is
+    /// dropped.
+    pub fn webhook_started(&self, webhook: &str) -> ActiveWorker {
+        let labels = WebhookLabels {
+            webhook: webhook.to_string(),
+        };
+        let gauge = self.webhook_in_flight.get_or_create(&labels).clone();
+        gauge.inc();
+        ActiveWorker(gauge)
+    }
+
+    /// Counts a request to the hook at `webhook` answered with `code` after `elapsed`.
+    pub fn webhook_answered(&self, webhook: &str, code: u16, elapsed: Duration) {
+        let labels = WebhookLabels {
+            webhook: webhook.to_string(),
+        };
+        self.webhook_latency
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+        let labels = WebhookCodeLabels {
+            webhook: webhook.to_string(),
+            code: code.to_string(),
+        };
+        self.webhook_requests.get_or_create(&labels).inc();
     }
 
     /// Records whether this process holds the leader lease `name`.
@@ -237,7 +324,8 @@ fn result_labels(controller: &str, outcome: Outcome) -> ResultLabels {
     }
 }
 
-/// A reconcile being counted in `active_workers`.
+/// A reconcile counted in `active_workers`, or a webhook request in
+/// `webhook_requests_in_flight`, until dropped.
 pub struct ActiveWorker(Gauge);
 
 impl Drop for ActiveWorker {

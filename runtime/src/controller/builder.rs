@@ -165,10 +165,15 @@ pub fn slim<K: Resource>(obj: &mut K) {
 }
 
 /// When to retry after a reconcile of `obj` failed with `err`: the object's next backoff
-/// delay (5 s, doubling up to 5 minutes). Logs the failure with its kind.
+/// delay (5 s, doubling up to 5 minutes); after a terminal error, not until the object
+/// changes. Logs the failure with its kind.
 pub fn retry<K: Resource<DynamicType = ()>>(obj: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
-    let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
     let name = obj.meta().name.as_deref().unwrap_or_default();
+    if err.is_terminal() {
+        warn!(error = %err, kind = err.kind(), name, "reconcile failed; retried once the object changes");
+        return Action::await_change();
+    }
+    let delay = ctx.backoff.next_delay(&ObjectRef::from_obj(&*obj).erase());
     warn!(error = %err, kind = err.kind(), name, retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
 }

@@ -101,9 +101,15 @@ pub enum Error {
     /// Adding or removing the finalizer failed, or the step it wraps did.
     #[error("{0}")]
     Finalizer(#[source] Box<finalizer::Error<Error>>),
-    /// The object misses a field the controller needs.
+    /// The object misses a field the controller needs. Terminal: retried only once the
+    /// object changes.
     #[error("invalid object: {0}")]
     InvalidObject(String),
+    /// A failure that no retry can mend until the object changes (controller-runtime's
+    /// `reconcile.TerminalError`): logged, counted in `terminal_reconcile_errors_total`, and
+    /// not retried.
+    #[error("{0}")]
+    Terminal(String),
     /// The reconcile panicked; it is retried like any failure.
     #[error("reconcile panicked: {0}")]
     Panic(String),
@@ -122,7 +128,23 @@ impl Error {
                 _ => "finalizer",
             },
             Error::InvalidObject(_) => "invalid_object",
+            Error::Terminal(_) => "terminal",
             Error::Panic(_) => "panic",
+        }
+    }
+
+    /// Whether retrying cannot help until the object changes: `InvalidObject` and `Terminal`,
+    /// also inside the finalizer.
+    pub fn is_terminal(&self) -> bool {
+        match self {
+            Error::InvalidObject(_) | Error::Terminal(_) => true,
+            Error::Finalizer(err) => match err.as_ref() {
+                finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => {
+                    inner.is_terminal()
+                }
+                _ => false,
+            },
+            Error::Kube(_) | Error::Panic(_) => false,
         }
     }
 }
@@ -232,6 +254,11 @@ where
     };
     ctx.metrics
         .reconciled(controller, started.elapsed(), outcome);
+    if let Err(err) = &result
+        && err.is_terminal()
+    {
+        ctx.metrics.terminal(controller);
+    }
     if result.is_ok() {
         ctx.backoff.reset(&object);
     }
@@ -487,6 +514,44 @@ mod tests {
         ctx.publish(&*config_map(), EventType::Warning, "Degraded", note)
             .await;
         assert_eq!(server.writes().len(), 2, "the refused Event was sent");
+    }
+
+    /// Finding 11 (in part): a terminal error (an invalid object, `Error::Terminal`, also
+    /// inside the finalizer) is counted in `terminal_reconcile_errors_total` and not retried
+    /// until the object changes; any other failure is retried with the object's backoff.
+    #[tokio::test]
+    async fn a_terminal_error_is_counted_and_waits_for_a_change() {
+        let ctx = context();
+        ctx.metrics.start_controller("test", 1);
+        let invalid = || Error::InvalidObject("no spec".into());
+        let in_finalizer = || Error::Finalizer(Box::new(finalizer::Error::ApplyFailed(invalid())));
+        for terminal in [invalid(), Error::Terminal("bad".into()), in_finalizer()] {
+            assert!(terminal.is_terminal(), "{terminal:?}");
+            let failed = observe("test", config_map(), ctx.clone(), |_, _| async {
+                Err(terminal)
+            });
+            let err = failed.await.unwrap_err();
+            let action = retry(config_map(), &err, ctx.clone());
+            assert_eq!(action, Action::await_change(), "{err:?} was retried");
+        }
+        let object = ObjectRef::from_obj(&*config_map()).erase();
+        assert_eq!(
+            ctx.backoff.next_delay(&object),
+            Backoff::FIRST,
+            "no backoff kept"
+        );
+
+        let timeout = || kube::Error::Service("timed out".into());
+        assert!(!Error::Kube(timeout()).is_terminal());
+        let action = retry(config_map(), &Error::Kube(timeout()), ctx.clone());
+        assert_eq!(action, Action::requeue(Backoff::FIRST * 2));
+        let text = ctx.metrics.encode();
+        for line in [
+            "controller_runtime_terminal_reconcile_errors_total{controller=\"test\"} 3",
+            "controller_runtime_reconcile_errors_total{controller=\"test\"} 3",
+        ] {
+            assert!(text.contains(line), "missing `{line}` in:\n{text}");
+        }
     }
 
     #[test]

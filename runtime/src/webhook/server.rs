@@ -11,7 +11,9 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::Response;
 use axum::routing::post;
 use axum::{Json, Router};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -31,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Hook;
 use super::conversion::{self, Conversion};
+use crate::metrics::Metrics;
 use crate::server::{self, BindAddress};
 
 /// The largest review the server reads, as controller-runtime's: an UPDATE review holds the
@@ -47,23 +50,24 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Serves `hooks` and `conversions` over TLS on `address` until `shutdown`, with the
-/// certificate in `cert_dir`, over HTTP/1.1 (and HTTP/2 with `http2`); nothing when there are
-/// none or the address is `0` (then no certificate is needed). Fails at once if the address
-/// is taken or the certificate cannot be read.
+/// certificate in `cert_dir`, over HTTP/1.1 (and HTTP/2 with `http2`), counting requests in
+/// `metrics`; nothing when there are none or the address is `0` (then no certificate is
+/// needed). Fails at once if the address is taken or the certificate cannot be read.
 pub fn serve(
     address: BindAddress,
     cert_dir: &Path,
     http2: bool,
-    hooks: Vec<Hook>,
-    conversions: Vec<Conversion>,
+    (hooks, conversions): (Vec<Hook>, Vec<Conversion>),
+    metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
+    let webhooks = (hooks, conversions);
     serve_with(
         address,
         cert_dir,
         http2,
-        hooks,
-        conversions,
+        webhooks,
+        metrics,
         shutdown,
         HANDSHAKE_TIMEOUT,
     )
@@ -74,8 +78,8 @@ fn serve_with(
     address: BindAddress,
     cert_dir: &Path,
     http2: bool,
-    hooks: Vec<Hook>,
-    conversions: Vec<Conversion>,
+    (hooks, conversions): (Vec<Hook>, Vec<Conversion>),
+    metrics: Arc<Metrics>,
     shutdown: CancellationToken,
     handshake_timeout: Duration,
 ) -> anyhow::Result<()> {
@@ -94,7 +98,7 @@ fn serve_with(
         false => vec![b"http/1.1".to_vec()],
     };
     let acceptor = TlsAcceptor::from(Arc::new(config));
-    let app = router(hooks, conversions);
+    let app = router(hooks, conversions, metrics);
     tracing::info!(%address, "serving webhooks");
     tokio::spawn(certificate.keep_fresh(shutdown.clone()));
     tokio::spawn(async move {
@@ -145,8 +149,9 @@ fn serve_with(
 }
 
 /// One route per hook, each answering the AdmissionReviews posted to its path, and
-/// `/convert` for the ConversionReviews of every kind with conversions.
-pub fn router(hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Router {
+/// `/convert` for the ConversionReviews of every kind with conversions; each request counted
+/// in `metrics` under its path (controller-runtime's `webhook` label).
+pub fn router(hooks: Vec<Hook>, conversions: Vec<Conversion>, metrics: Arc<Metrics>) -> Router {
     let mut router = Router::new();
     for hook in hooks {
         let path = hook.path.clone();
@@ -164,7 +169,22 @@ pub fn router(hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Router {
         let state = Arc::new(conversions);
         router = router.route(conversion::PATH, post(answer).with_state(state));
     }
-    router.layer(DefaultBodyLimit::max(MAX_REVIEW_BYTES))
+    // A route layer: only the hooks' paths are counted, not whatever path a client tries.
+    let counted = middleware::from_fn_with_state(metrics, counted);
+    router
+        .layer(DefaultBodyLimit::max(MAX_REVIEW_BYTES))
+        .route_layer(counted)
+}
+
+/// Counts a request to a hook while it is served, then its status code and latency.
+async fn counted(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
+    let webhook = request.uri().path().to_string();
+    let _in_flight = metrics.webhook_started(&webhook);
+    let started = std::time::Instant::now();
+    let response = next.run(request).await;
+    let code = response.status().as_u16();
+    metrics.webhook_answered(&webhook, code, started.elapsed());
+    response
 }
 
 /// The serving certificate and key, as files; `resolve` hands out the last that was read.
@@ -285,7 +305,17 @@ mod tests {
         let address = format!("127.0.0.1:{port}").parse().unwrap();
         let shutdown = CancellationToken::new();
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
-        serve(address, &dir, false, hooks, Vec::new(), shutdown.clone()).unwrap();
+        let metrics = Arc::new(Metrics::default());
+        let webhooks = (hooks, Vec::new());
+        serve(
+            address,
+            &dir,
+            false,
+            webhooks,
+            metrics.clone(),
+            shutdown.clone(),
+        )
+        .unwrap();
 
         let mut roots = RootCertStore::empty();
         roots.add(made.cert.der().clone()).unwrap();
@@ -327,6 +357,14 @@ mod tests {
             {"op": "add", "path": "/metadata/labels", "value": {"defaulted": "yes"}}
         ]);
         assert_eq!(patch, expected);
+        let text = metrics.encode();
+        for line in [
+            "controller_runtime_webhook_requests_total{webhook=\"/mutate--v1-configmap\",code=\"200\"} 1",
+            "controller_runtime_webhook_requests_in_flight{webhook=\"/mutate--v1-configmap\"} 0",
+            "controller_runtime_webhook_latency_seconds_count{webhook=\"/mutate--v1-configmap\"} 1",
+        ] {
+            assert!(text.contains(line), "missing `{line}` in:\n{text}");
+        }
     }
 
     /// HTTP/2 is negotiated only with `--enable-http2`: a client that speaks only HTTP/2 is
@@ -347,7 +385,9 @@ mod tests {
             };
             let address = format!("127.0.0.1:{port}").parse().unwrap();
             let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
-            serve(address, &dir, http2, hooks, Vec::new(), shutdown.clone()).unwrap();
+            let webhooks = (hooks, Vec::new());
+            let metrics = Arc::new(Metrics::default());
+            serve(address, &dir, http2, webhooks, metrics, shutdown.clone()).unwrap();
             let mut roots = RootCertStore::empty();
             roots.add(made.cert.der().clone()).unwrap();
             let mut client = ClientConfig::builder()
@@ -379,8 +419,8 @@ mod tests {
             address,
             Path::new("/nonexistent"),
             false,
-            hooks,
-            Vec::new(),
+            (hooks, Vec::new()),
+            Arc::new(Metrics::default()),
             CancellationToken::new(),
         )
         .unwrap_err();
@@ -411,8 +451,8 @@ mod tests {
             address,
             &dir,
             false,
-            hooks,
-            Vec::new(),
+            (hooks, Vec::new()),
+            Arc::new(Metrics::default()),
             shutdown.clone(),
             timeout,
         )
