@@ -43,9 +43,27 @@ use crate::webhook::{Hook, conversion::Conversion};
 /// a project without webhooks serves none.
 #[derive(Args, Clone, Debug)]
 pub struct Options {
-    /// Where /metrics is served: `:8080` is every interface, IPv4 and IPv6; `0` turns it off.
-    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = ":8080")]
+    /// Where /metrics is served: `:8443` is every interface, IPv4 and IPv6; `0` (the default,
+    /// as kubebuilder's) turns it off. config/manager passes `:8443`.
+    #[arg(long, env = "METRICS_BIND_ADDRESS", default_value = "0")]
     pub metrics_bind_address: BindAddress,
+    /// Serve /metrics over HTTPS to the clients the API server authenticates and authorizes
+    /// (`get` on /metrics: the `metrics-reader` ClusterRole); `--metrics-secure=false` serves
+    /// plain HTTP to anyone who reaches it.
+    #[arg(
+        long,
+        env = "METRICS_SECURE",
+        default_value_t = true,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub metrics_secure: bool,
+    /// The directory of /metrics' certificate (`tls.crt`, `tls.key`), read again when they
+    /// change; without it, one made at start, for scrapers that do not verify it.
+    #[arg(long, env = "METRICS_CERT_PATH")]
+    pub metrics_cert_path: Option<PathBuf>,
     /// Where the health probes (/healthz, /readyz) are served.
     #[arg(long, env = "HEALTH_PROBE_BIND_ADDRESS", default_value = ":8081")]
     pub health_probe_bind_address: BindAddress,
@@ -68,8 +86,9 @@ pub struct Options {
     /// (its prefix is the configurations').
     #[arg(long, env = "WEBHOOK_SERVICE", default_value = "webhook-service")]
     pub webhook_service: String,
-    /// Serve the webhooks over HTTP/2 too. Off by default, as in kubebuilder: HTTP/2's rapid
-    /// reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) stay out.
+    /// Serve the webhooks and the secure metrics over HTTP/2 too. Off by default, as in
+    /// kubebuilder: HTTP/2's rapid reset and stream cancellation attacks (CVE-2023-44487,
+    /// CVE-2023-39325) stay out.
     #[arg(long)]
     pub enable_http2: bool,
     /// Under `make run`: serve the webhooks to the cluster at this URL (https://<host>:<port>,
@@ -286,17 +305,13 @@ impl Manager {
             options.health_probe_bind_address,
             health::router(ctx.health.clone()),
         )?;
-        server::serve(
-            options.metrics_bind_address,
-            metrics::router(ctx.metrics.clone()),
-        )?;
-
-        // Every replica answers webhooks, leader or not, until `run_with` returns (the guard),
-        // not only until the signal.
-        #[cfg(feature = "webhooks")]
+        // The metrics and the webhooks are served until `run_with` returns (the guard).
         let serving = CancellationToken::new();
-        #[cfg(feature = "webhooks")]
         let _serving = serving.clone().drop_guard();
+        serve_metrics(&options, &client, &ctx, serving.clone())?;
+
+        // Every replica answers webhooks, leader or not, until `run_with` returns, not only
+        // until the signal.
         #[cfg(feature = "webhooks")]
         let (local, drain) = {
             let (hooks, conversions) = (self.hooks, self.conversions);
@@ -419,6 +434,37 @@ async fn stop_serving(
     }
 }
 
+/// Serves /metrics as the options say: over HTTPS to authorized clients, or plain HTTP.
+fn serve_metrics(
+    options: &Options,
+    client: &Client,
+    ctx: &Context,
+    serving: CancellationToken,
+) -> anyhow::Result<()> {
+    let (address, router) = (
+        options.metrics_bind_address,
+        metrics::router(ctx.metrics.clone()),
+    );
+    if !options.metrics_secure {
+        return server::serve(address, router);
+    }
+    #[cfg(feature = "secure-metrics")]
+    {
+        let cert_dir = options.metrics_cert_path.as_deref();
+        let http2 = options.enable_http2;
+        metrics::secure::serve(address, cert_dir, http2, router, client.clone(), serving)
+    }
+    #[cfg(not(feature = "secure-metrics"))]
+    {
+        let _ = (client, serving);
+        anyhow::ensure!(
+            address == BindAddress::Disabled,
+            "--metrics-secure needs kube-scaffold-runtime's `secure-metrics` feature: add it to that dependency's features in Cargo.toml, or pass --metrics-secure=false"
+        );
+        Ok(())
+    }
+}
+
 /// Resolves once this process stops leading; never without leader election.
 #[cfg(feature = "leader-election")]
 async fn keep(elector: &mut Option<Elector>) -> Lost {
@@ -509,6 +555,8 @@ mod tests {
     #[cfg(feature = "webhooks")]
     #[tokio::test]
     async fn webhooks_are_answered_after_the_signal_until_the_manager_returns() {
+        use std::time::Duration;
+
         use k8s_openapi::api::core::v1::ConfigMap;
         use tokio_rustls::TlsConnector;
         use tokio_rustls::rustls::pki_types::CertificateDer;

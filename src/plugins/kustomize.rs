@@ -188,6 +188,14 @@ const INIT_FILES: &[(&str, &str)] = &[
     ("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
 ];
 
+/// The files `init` writes from layout v3 on: who may read /metrics over HTTPS.
+#[rustfmt::skip]
+const METRICS_AUTH_FILES: &[(&str, &str)] = &[
+    ("init/config/rbac/metrics_auth_role.yaml.tera", "config/rbac/metrics_auth_role.yaml"),
+    ("init/config/rbac/metrics_auth_role_binding.yaml.tera", "config/rbac/metrics_auth_role_binding.yaml"),
+    ("init/config/rbac/metrics_reader_role.yaml.tera", "config/rbac/metrics_reader_role.yaml"),
+];
+
 /// The kustomize plugin.
 pub struct Kustomize;
 
@@ -196,9 +204,14 @@ impl Plugin for Kustomize {
         "kustomize.common.kube-scaffold.io/v2"
     }
 
-    fn init(&self, plan: &mut Plan, _: &InitContext) {
+    fn init(&self, plan: &mut Plan, c: &InitContext) {
         for (template, dest) in INIT_FILES {
             plan.file(template, *dest, IfExists::Error);
+        }
+        if c.layout != Layout::V2 {
+            for (template, dest) in METRICS_AUTH_FILES {
+                plan.file(template, *dest, IfExists::Error);
+            }
         }
     }
 

@@ -3,10 +3,13 @@
 //! generated ServiceAccount's permissions (a token of that account) and leader election, on a
 //! real API server: no request is forbidden; owned Deployments carry a controller reference,
 //! follow the spec and go with their owner (the garbage collector); a condition another field
-//! manager writes stays that manager's; SIGTERM releases the lease.
+//! manager writes stays that manager's; /metrics answers over HTTPS only the clients the API
+//! server authorizes; SIGTERM releases the lease.
 
 use std::fs;
+use std::process::Command;
 
+use crate::control_plane::free_port;
 use crate::project::{Project, turn};
 
 const CERTIFICATE_CRD: &str = concat!(
@@ -146,7 +149,9 @@ fn every_kind_of_controller_runs_with_the_generated_rbac() {
         .kubeconfig_for("every-controller-manager", token.trim());
 
     project.run("cargo", &["build", "--bin", "every"]);
-    let mut command = project.command(&project.manager(), &["--leader-elect"]);
+    let metrics = format!("127.0.0.1:{}", free_port());
+    let metrics_flag = format!("--metrics-bind-address={metrics}");
+    let mut command = project.command(&project.manager(), &["--leader-elect", &metrics_flag]);
     command
         .env("KUBECONFIG", &kubeconfig)
         .env("POD_NAMESPACE", NAMESPACE);
@@ -315,6 +320,46 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
                 .success()
         },
     );
+
+    // /metrics, over HTTPS (the certificate the manager made), only for a token whose user
+    // may get /metrics: not without one, not the manager's own, but a scraper's bound to the
+    // generated `metrics-reader` ClusterRole.
+    let scrape = |token: Option<&str>| {
+        let mut curl = Command::new("curl");
+        curl.args(["-sk", "-o", "-", "-w", "\n%{http_code}"]);
+        if let Some(token) = token {
+            curl.args(["-H", &format!("Authorization: Bearer {token}")]);
+        }
+        let output = curl.arg(format!("https://{metrics}/metrics")).output();
+        let output = output.expect("curl runs");
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        let (body, code) = text.rsplit_once('\n').unwrap_or_default();
+        (code.to_string(), body.to_string())
+    };
+    assert_eq!(scrape(None).0, "401", "{}", log());
+    assert_eq!(scrape(Some(token.trim())).0, "403", "{}", log());
+    project.kubectl(&["create", "serviceaccount", "scraper", "-n", "default"]);
+    project.kubectl(&[
+        "create",
+        "clusterrolebinding",
+        "every-scraper",
+        "--clusterrole=every-metrics-reader",
+        "--serviceaccount=default:scraper",
+    ]);
+    let scraper = project.kubectl(&["create", "token", "scraper", "-n", "default"]);
+    let mut scraped = scrape(Some(scraper.trim()));
+    for _ in 0..20 {
+        if scraped.0 != "403" {
+            break;
+        }
+        // The scraper's binding reaches the authorizer within a moment; a refusal is kept 10 s.
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        scraped = scrape(Some(scraper.trim()));
+    }
+    assert_eq!(scraped.0, "200", "{}", log());
+    let counted = "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"success\"}";
+    assert!(scraped.1.contains(counted), "{}", scraped.1);
+    project.kubectl(&["delete", "clusterrolebinding", "every-scraper"]);
 
     // SIGTERM: the manager stops and gives the lease up.
     manager.signal("TERM");

@@ -159,7 +159,7 @@ def start(binary, config, probes, metrics, *flags):
         flags = (*flags, "--webhook-bind-address=0")
     return subprocess.Popen(
         [binary, f"--health-probe-bind-address=127.0.0.1:{probes}",
-         f"--metrics-bind-address=127.0.0.1:{metrics}", *flags],
+         f"--metrics-bind-address=127.0.0.1:{metrics}", "--metrics-secure=false", *flags],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -1,53 +1,33 @@
 //! The HTTPS server of the webhooks (feature `webhooks`): one route per hook and `/convert`,
 //! over TLS with the certificate in `--webhook-cert-path`, read again when its files change.
 //!
-//! Hardened as controller-runtime's: reviews up to 7 MiB; a client gets 10 s to finish its TLS
-//! handshake and send its request headers, so that idle connections cannot use up the
-//! server; a failed `accept` (file descriptors exhausted) waits before the next instead of
-//! spinning.
+//! Hardened as controller-runtime's (`server::tls`): reviews up to 7 MiB; handshake and
+//! header timeouts; a pause after a failed `accept`.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::Context as _;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::post;
 use axum::{Json, Router};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use kube::core::DynamicObject;
 use kube::core::admission::AdmissionReview;
 use kube::core::conversion::ConversionReview;
-use tokio_rustls::TlsAcceptor;
-use tokio_rustls::rustls::ServerConfig;
-use tokio_rustls::rustls::crypto::CryptoProvider;
-use tokio_rustls::rustls::pki_types::pem::PemObject as _;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
-use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_util::sync::CancellationToken;
 
 use super::Hook;
 use super::conversion::{self, Conversion};
 use crate::metrics::Metrics;
+use crate::server::tls::{self, Certificate, HANDSHAKE_TIMEOUT};
 use crate::server::{self, BindAddress};
 
 /// The largest review the server reads, as controller-runtime's: an UPDATE review holds the
 /// object twice (axum's default of 2 MiB refused those of objects over 1 MiB), a
 /// ConversionReview many objects.
 const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
-
-/// How long a client may take to finish its TLS handshake, and then to send its request's
-/// headers (Go's `http.Server` in controller-runtime: `ReadHeaderTimeout`).
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long to wait after a failed `accept` before the next: the error (too many open files)
-/// lasts until connections close.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// Serves `hooks` and `conversions` over TLS on `address` until `shutdown`, with the
 /// certificate in `cert_dir`, over HTTP/1.1 (and HTTP/2 with `http2`), counting requests in
@@ -89,62 +69,12 @@ fn serve_with(
     let Some(listener) = server::listen(address)? else {
         return Ok(());
     };
-    let certificate = Arc::new(Certificate::read(cert_dir)?);
-    let mut config = ServerConfig::builder()
-        .with_no_client_auth()
-        .with_cert_resolver(certificate.clone());
-    config.alpn_protocols = match http2 {
-        true => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
-        false => vec![b"http/1.1".to_vec()],
-    };
-    let acceptor = TlsAcceptor::from(Arc::new(config));
+    let certificate = Arc::new(Certificate::read(cert_dir, "--webhook-cert-path")?);
+    let acceptor = tls::acceptor(certificate.clone(), http2);
     let app = router(hooks, conversions, metrics);
     tracing::info!(%address, "serving webhooks");
     tokio::spawn(certificate.keep_fresh(shutdown.clone()));
-    tokio::spawn(async move {
-        loop {
-            let (stream, peer) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(err) => {
-                        tracing::warn!(error = %err, "webhook server: accept failed");
-                        tokio::time::sleep(ACCEPT_BACKOFF).await;
-                        continue;
-                    }
-                },
-                () = shutdown.cancelled() => return,
-            };
-            let (acceptor, app) = (acceptor.clone(), app.clone());
-            tokio::spawn(async move {
-                let handshake = tokio::time::timeout(handshake_timeout, acceptor.accept(stream));
-                let stream = match handshake.await {
-                    Ok(Ok(stream)) => stream,
-                    Ok(Err(err)) => {
-                        tracing::debug!(error = %err, %peer, "webhook server: TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => {
-                        tracing::debug!(%peer, "webhook server: TLS handshake timed out");
-                        return;
-                    }
-                };
-                let service = TowerToHyperService::new(app);
-                let mut builder = auto::Builder::new(TokioExecutor::new());
-                // Without a timer, hyper's header read timeout is silently off.
-                builder
-                    .http1()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(handshake_timeout);
-                if !http2 {
-                    builder = builder.http1_only();
-                }
-                let connection = builder.serve_connection(TokioIo::new(stream), service);
-                if let Err(err) = connection.await {
-                    tracing::debug!(error = %err, %peer, "webhook server: connection failed");
-                }
-            });
-        }
-    });
+    tls::serve(listener, acceptor, app, http2, shutdown, handshake_timeout);
     Ok(())
 }
 
@@ -185,78 +115,6 @@ async fn counted(State(metrics): State<Arc<Metrics>>, request: Request, next: Ne
     let code = response.status().as_u16();
     metrics.webhook_answered(&webhook, code, started.elapsed());
     response
-}
-
-/// The serving certificate and key, as files; `resolve` hands out the last that was read.
-#[derive(Debug)]
-struct Certificate {
-    cert: PathBuf,
-    key: PathBuf,
-    /// The files' modification times when read, and what was read.
-    current: RwLock<(Option<SystemTime>, Arc<CertifiedKey>)>,
-}
-
-/// How often the certificate's files are checked for a renewal.
-const CERT_CHECK: Duration = Duration::from_secs(10);
-
-impl Certificate {
-    fn read(dir: &Path) -> anyhow::Result<Self> {
-        let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
-        let loaded = load(&cert, &key)?;
-        let current = RwLock::new((modified(&cert), loaded));
-        Ok(Self { cert, key, current })
-    }
-
-    /// Reads the files again whenever they changed, until `shutdown`.
-    async fn keep_fresh(self: Arc<Self>, shutdown: CancellationToken) {
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(CERT_CHECK) => {}
-                () = shutdown.cancelled() => return,
-            }
-            let seen = modified(&self.cert);
-            if seen == self.current.read().expect("not poisoned").0 {
-                continue;
-            }
-            match load(&self.cert, &self.key) {
-                Ok(loaded) => {
-                    *self.current.write().expect("not poisoned") = (seen, loaded);
-                    tracing::info!(cert = %self.cert.display(), "webhook certificate reloaded");
-                }
-                Err(err) => tracing::warn!(error = %err, "webhook certificate not reloaded"),
-            }
-        }
-    }
-}
-
-impl ResolvesServerCert for Certificate {
-    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(self.current.read().expect("not poisoned").1.clone())
-    }
-}
-
-fn modified(path: &Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-fn load(cert: &Path, key: &Path) -> anyhow::Result<Arc<CertifiedKey>> {
-    let help = "pass --webhook-cert-path with the directory of tls.crt and tls.key";
-    let certs = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .with_context(|| {
-            format!(
-                "cannot read the webhook certificate {}: {help}",
-                cert.display()
-            )
-        })?;
-    let key = PrivateKeyDer::from_pem_file(key)
-        .with_context(|| format!("cannot read the webhook key {}: {help}", key.display()))?;
-    let provider = CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| Arc::new(tokio_rustls::rustls::crypto::ring::default_provider()));
-    let certified = CertifiedKey::from_der(certs, key, &provider)
-        .context("the webhook certificate does not match its key")?;
-    Ok(Arc::new(certified))
 }
 
 #[cfg(test)]

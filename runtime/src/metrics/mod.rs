@@ -23,6 +23,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "secure-metrics")]
+pub mod secure;
+
 use axum::Router;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;

@@ -13,6 +13,9 @@ use anyhow::Context as _;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::TcpListener;
 
+#[cfg(any(feature = "webhooks", feature = "secure-metrics"))]
+pub mod tls;
+
 /// A `--*-bind-address` flag's value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BindAddress {
