@@ -1,13 +1,16 @@
 //! kube-scaffold: kubebuilder's workflow for Kubernetes operators written in Rust on kube-rs.
 //!
 //! `cli` parses, `commands` turn arguments into a plan of files, `model` holds the validated
-//! names and the PROJECT file, `scaffold` renders and writes plans, `ui` prints.
+//! names and the PROJECT file, `plugins` say what gets generated from templates, `generate`
+//! what from CRDs and Rust sources (kopium, syn, manifests), `scaffold` renders and writes
+//! plans, `ui` prints.
 
 use std::process::ExitCode;
 
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod generate;
 pub mod model;
 pub mod plugins;
 pub mod prompt;

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use crate::cli::CreateApiArgs;
 use crate::error::user_error;
-use crate::model::adopted;
-use crate::model::core::{self, CoreKind};
-use crate::model::external::{self, External};
+use crate::generate::adopted;
+use crate::generate::external::{self, External};
+use crate::model::builtin::{self, CoreKind};
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
 use crate::model::owned::{self, Owned};
@@ -49,7 +49,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         }
         (None, Some(k)) => {
             let gvk = Gvk {
-                group: core::spelled_group(k.group).to_string(),
+                group: builtin::spelled_group(k.group).to_string(),
                 version: k.version.to_string(),
                 kind: k.kind.to_string(),
             };
@@ -583,11 +583,11 @@ struct Request {
 /// the only thing to scaffold is a controller. With `--resource`, the group is the project's
 /// own (`apps.<domain>`), as before.
 fn builtin_kind(args: &CreateApiArgs) -> anyhow::Result<Option<&'static CoreKind>> {
-    if !core::is_builtin_group(args.group()) || args.resource == Some(true) {
+    if !builtin::is_builtin_group(args.group()) || args.resource == Some(true) {
         return Ok(None);
     }
     let name = format!("{}/{} {}", args.group(), args.version(), args.kind());
-    let Some(found) = core::find(args.group(), args.version(), args.kind()) else {
+    let Some(found) = builtin::find(args.group(), args.version(), args.kind()) else {
         if args.resource.is_none() {
             // A kind of the project's own group of that name, e.g. `apps.my.domain`.
             return Ok(None);

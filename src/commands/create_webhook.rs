@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::cli::CreateWebhookArgs;
 use crate::error::user_error;
-use crate::model::core;
+use crate::model::builtin;
 use crate::model::gvk::Gvk;
 use crate::model::project::{Command, Project, WebhookInputs};
 use crate::plugins::{self, base};
@@ -32,7 +32,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
             "pass `--defaulting`, `--programmatic-validation` and/or `--conversion --spoke <version>`",
         ));
     }
-    let gvk = match core::find(&args.group, &args.version, &args.kind) {
+    let gvk = match builtin::find(&args.group, &args.version, &args.kind) {
         Some(builtin) => builtin_kind(builtin, &args)?,
         None => own_kind(&project, &args)?,
     };
@@ -178,7 +178,7 @@ fn spokes(project: &Project, gvk: &Gvk, args: &CreateWebhookArgs) -> anyhow::Res
 }
 
 /// A kind Kubernetes defines (`core/v1 Pod`): its hooks need no type of the project.
-fn builtin_kind(builtin: &core::CoreKind, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> {
+fn builtin_kind(builtin: &builtin::CoreKind, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> {
     if args.conversion {
         return Err(user_error(
             format!(
@@ -189,7 +189,7 @@ fn builtin_kind(builtin: &core::CoreKind, args: &CreateWebhookArgs) -> anyhow::R
         ));
     }
     Ok(Gvk {
-        group: core::spelled_group(builtin.group).into(),
+        group: builtin::spelled_group(builtin.group).into(),
         version: builtin.version.into(),
         kind: builtin.kind.into(),
     })

@@ -9,7 +9,7 @@ use std::process::{Command as Process, Stdio};
 
 use crate::cli::UpgradeArgs;
 use crate::error::user_error;
-use crate::model::manifests;
+use crate::generate::manifests;
 use crate::model::project::{self, Project};
 use crate::plugins;
 use crate::scaffold::apply::{self, Action};

@@ -1,13 +1,9 @@
-//! What a project is made of: validated names (`gvk`, `names`), the PROJECT file, and the
-//! manifests `create api` writes before `make manifests` can.
+//! What a project is made of: validated names (`gvk`, `names`), the PROJECT file (`project`),
+//! the kinds a controller may own (`owned`), Kubernetes' built-in kinds (`builtin`) and the
+//! pinned versions of what generated projects depend on (`versions`).
 
-pub mod adopted;
-pub mod core;
-mod core_types;
-pub mod external;
-pub mod fields;
+pub mod builtin;
 pub mod gvk;
-pub mod manifests;
 pub mod names;
 pub mod owned;
 pub mod project;

@@ -1,7 +1,7 @@
 //! The kinds a controller owns (`create api --owns`): a Kubernetes built-in kind or a kind of
 //! the project, named `group/version/Kind` as kubebuilder users write GVKs.
 
-use super::core::{self, CoreKind};
+use super::builtin::{self, CoreKind};
 use super::project::Resource;
 use crate::error::user_error;
 
@@ -37,7 +37,7 @@ impl Owned {
                 ));
             }
         };
-        if let Some(found) = core::find(group, version, kind) {
+        if let Some(found) = builtin::find(group, version, kind) {
             return Ok(Owned::Core(found));
         }
         let ours = resources.iter().find(|r| {
@@ -56,7 +56,7 @@ impl Owned {
                 plural: r.plural.clone(),
                 namespaced: r.namespaced,
             }),
-            None if core::is_builtin_group(group) => Err(user_error(
+            None if builtin::is_builtin_group(group) => Err(user_error(
                 format!(
                     "`--owns {value}`: Kubernetes has no kind `{kind}` in `{group}/{version}` that k8s-openapi knows"
                 ),

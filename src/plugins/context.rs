@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
-use crate::model::adopted;
-use crate::model::external;
-use crate::model::fields;
+use crate::generate::adopted;
+use crate::generate::external;
+use crate::generate::fields;
+use crate::generate::manifests;
 use crate::model::gvk;
-use crate::model::manifests;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::{

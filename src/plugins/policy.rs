@@ -2,9 +2,9 @@
 //! group, a built-in kind, what its controller controls), the RBAC rules of every controller of
 //! the project, and every webhook's hook as its manifests list it.
 
-use crate::model::core;
+use crate::generate::manifests;
+use crate::model::builtin;
 use crate::model::gvk;
-use crate::model::manifests;
 use crate::model::owned::Owned;
 use crate::model::project::{
     ApiInputs, Command, InitInputs, Layout, Resource, WebhookInputs, resources_of,
@@ -14,7 +14,7 @@ use crate::model::project::{
 /// (if it is one), and what its controller's rules cover.
 pub(super) struct Target {
     pub(super) group: String,
-    pub(super) builtin: Option<&'static core::CoreKind>,
+    pub(super) builtin: Option<&'static builtin::CoreKind>,
     /// The kind's types came from a CRD file (another project's, or adopted): its controller
     /// is the generic one, which writes no status.
     pub(super) from_file: bool,
@@ -28,7 +28,7 @@ pub(super) fn target(
     known: &[Resource],
 ) -> anyhow::Result<Target> {
     if api.builtin {
-        let Some(k) = core::find(&api.group, &api.version, &api.kind) else {
+        let Some(k) = builtin::find(&api.group, &api.version, &api.kind) else {
             return Err(crate::error::user_error(
                 format!(
                     "PROJECT names the built-in kind `{}/{}/{}`, which k8s-openapi does not have",
@@ -174,14 +174,14 @@ pub(super) fn is_adopted(webhook: &WebhookInputs, earlier: &[Command]) -> bool {
 pub(super) fn builtin_of(
     webhook: &WebhookInputs,
     earlier: &[Command],
-) -> Option<&'static core::CoreKind> {
+) -> Option<&'static builtin::CoreKind> {
     let own = resources_of(earlier).into_iter().any(|r| {
         r.api
             && (&r.group, &r.version, &r.kind) == (&webhook.group, &webhook.version, &webhook.kind)
     });
     match own {
         true => None,
-        false => core::find(&webhook.group, &webhook.version, &webhook.kind),
+        false => builtin::find(&webhook.group, &webhook.version, &webhook.kind),
     }
 }
 

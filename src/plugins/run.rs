@@ -123,7 +123,7 @@ mod tests {
     use std::process::Command as Process;
 
     use super::*;
-    use crate::model::core;
+    use crate::model::builtin;
     use crate::model::project::License;
     use crate::plugins::{bundle_keys, deploy_image};
 
@@ -344,7 +344,7 @@ mod tests {
                 "ValidatingAdmissionPolicyBinding",
             ),
         ] {
-            let core = core::find(group, "v1", kind).unwrap();
+            let core = builtin::find(group, "v1", kind).unwrap();
             projects[2].commands.push(Command::CreateApi(ApiInputs {
                 group: group.into(),
                 version: "v1".into(),

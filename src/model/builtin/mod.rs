@@ -1,5 +1,8 @@
 //! Kubernetes' built-in kinds, as the generated project's k8s-openapi names them: what a
 //! controller can reconcile (`--resource=false`) or own (`--owns`) without a CRD of ours.
+//! The table is `kinds.rs`, written by `scripts/core-types`.
+
+mod kinds;
 
 /// One built-in kind: its API group (`""` for the core group), version, kind and plural, and
 /// the k8s-openapi module that defines its Rust type.
@@ -38,14 +41,14 @@ pub fn spelled_group(group: &str) -> &str {
 /// The built-in kind of `group` (`core` or empty for the core group), `version` and `kind`.
 pub fn find(group: &str, version: &str, kind: &str) -> Option<&'static CoreKind> {
     let group = if group == "core" { "" } else { group };
-    super::core_types::KINDS
+    kinds::KINDS
         .iter()
         .find(|k| k.group == group && k.version == version && k.kind == kind)
 }
 
 /// Whether `group` is one of Kubernetes' own API groups (`core`, `apps`, `*.k8s.io`...).
 pub fn is_builtin_group(group: &str) -> bool {
-    group == "core" || super::core_types::KINDS.iter().any(|k| k.group == group)
+    group == "core" || kinds::KINDS.iter().any(|k| k.group == group)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! (`--owns`). Written by `scripts/core-types` from k8s-openapi 0.29.0's `Resource`
 //! impls: GA kinds of Kubernetes 1.33 to 1.37 that the API server stores. Do not edit.
 
-use super::core::CoreKind;
+use super::CoreKind;
 
 #[rustfmt::skip]
 pub const KINDS: &[CoreKind] = &[
