@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod generate;
+pub mod layouts;
 pub mod model;
 pub mod plugins;
 pub mod prompt;

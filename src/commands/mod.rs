@@ -235,7 +235,7 @@ mod tests {
             );
             used.extend(uses);
         }
-        for plan in plugins::v1::plans() {
+        for plan in crate::layouts::v1::plans() {
             for spec in &plan.files {
                 *used.entry(spec.template.clone()).or_default() += 1;
             }

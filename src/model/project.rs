@@ -20,7 +20,7 @@ pub const VERSION: u32 = 2;
 /// The layout this version scaffolds: kube-scaffold 0.1 scaffolded `.../v1`, 0.2 `.../v2`.
 pub const LAYOUT: &str = Layout::CURRENT.id();
 
-/// The layouts rendered from `scaffolds/` (0.1's, `.../v1`, is `plugins::v1`'s own).
+/// The layouts rendered from `scaffolds/` (0.1's, `.../v1`, is `layouts::v1`'s own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
     /// kube-scaffold 0.2's, frozen: the manager's machinery in the project's own sources.

@@ -17,7 +17,6 @@ pub mod deploy_image;
 pub mod kustomize;
 mod policy;
 mod run;
-pub mod v1;
 
 pub use context::{
     AdoptedVersion, ApiContext, ConversionContext, DeployImageContext, Direction, InitContext,

@@ -10,7 +10,8 @@ use crate::scaffold::tree::Tree;
 
 use super::context::{ApiContext, InitContext, WebhookContext};
 use super::policy::project_rules;
-use super::{Plugin, base, resolve, v1};
+use super::{Plugin, base, resolve};
+use crate::layouts::v1;
 
 /// Renders `init` onto `tree`. The templates are written in rustfmt's layout for names of any
 /// length (a test checks it against rustfmt), so nothing is formatted: the output does not

@@ -13,7 +13,7 @@ use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
-use super::base::read_header;
+use crate::plugins::base::read_header;
 
 /// The layout's name in PROJECT.
 pub const LAYOUT: &str = "rust.kube-scaffold.io/v1";
