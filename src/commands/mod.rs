@@ -185,7 +185,7 @@ mod tests {
     use crate::model::project::{ApiInputs, Command as Step, InitInputs, License};
     use crate::plugins::{self, ApiContext, BUNDLE, InitContext, base, kustomize};
     use crate::scaffold::marker::{self, Marker};
-    use crate::scaffold::plan::{IfExists, Plan};
+    use crate::scaffold::plan::{Fragment, IfExists, Plan};
     use crate::scaffold::templates::Templates;
 
     fn init_inputs() -> InitInputs {
@@ -384,6 +384,7 @@ mod tests {
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
+        fragments(&plan, templates, &context, &mut used);
         // The other certificate mode: its own files (those of both modes are counted once).
         let self_signed = plugins::WebhookContext::new(
             &init_inputs(),
@@ -411,7 +412,32 @@ mod tests {
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
         assert!(both.contains(&"webhook/config/webhookcerts/cluster_role.yaml.tera"));
+        let mut own = BTreeMap::new();
+        fragments(&plan, templates, &self_signed, &mut own);
+        for (fragment, count) in own {
+            used.entry(fragment).or_insert(count);
+        }
         used
+    }
+
+    /// Counts each fragment template of `plan` once (a fragment may go in above several
+    /// markers), each rendered with its variables.
+    fn fragments(
+        plan: &Plan,
+        templates: &Templates,
+        context: &impl serde::Serialize,
+        used: &mut BTreeMap<String, usize>,
+    ) {
+        let mut seen = std::collections::BTreeSet::new();
+        for insert in &plan.inserts {
+            if let Fragment::Template { template, vars } = &insert.fragment {
+                let text = templates.render_with(template, context, vars).unwrap();
+                assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
+                if seen.insert(templates.resolve(template)) {
+                    *used.entry(templates.resolve(template)).or_default() += 1;
+                }
+            }
+        }
     }
 
     /// Markers are declared once, as constants: each stands in the file `init` writes for it.

@@ -67,107 +67,19 @@ pub const CERTS_CRDS: Marker = Marker::new(CERTS_CLUSTER_ROLE, "webhook-certs-cr
 
 /// What the first webhook adds to config/default when the manager makes the certificates:
 /// the manager's patch, and the replacement that gives it the webhook Service's name.
-const SELF_SIGNED_SECTIONS: &str = "patches:
-# [WEBHOOK] The manager serves the webhooks with the certificate it makes itself.
-- path: manager_webhook_patch.yaml
-  target:
-    kind: Deployment
-    name: controller-manager
-
-replacements:
-# [WEBHOOK] The manager's certificate is for the webhook Service's names (and its prefix
-# names the webhook configurations that get the CA).
-- source:
-    kind: Service
-    version: v1
-    name: webhook-service
-    fieldPath: .metadata.name
-  targets:
-  - select:
-      kind: Deployment
-      name: controller-manager
-    fieldPaths:
-    - spec.template.spec.containers.[name=manager].env.[name=WEBHOOK_SERVICE].value
-";
+const SELF_SIGNED_SECTIONS: &str = "webhook/fragments/default_self_signed.yaml.tera";
 
 /// What the first webhook adds to config/default: the manager's patch, and the replacements
 /// that name the webhook Service in the Certificate and have cert-manager inject its CA.
-const WEBHOOK_SECTIONS: &str = "patches:
-# [WEBHOOK] The manager serves the webhooks with the certificate cert-manager issues.
-- path: manager_webhook_patch.yaml
-  target:
-    kind: Deployment
-    name: controller-manager
+const WEBHOOK_SECTIONS: &str = "webhook/fragments/default_cert_manager.yaml.tera";
 
-replacements:
-# [CERTMANAGER] The Certificate's DNS names are the webhook Service's.
-- source:
-    kind: Service
-    version: v1
-    name: webhook-service
-    fieldPath: .metadata.name
-  targets:
-  - select:
-      kind: Certificate
-      group: cert-manager.io
-      version: v1
-      name: serving-cert
-    fieldPaths:
-    - .spec.dnsNames.0
-    - .spec.dnsNames.1
-    options:
-      delimiter: '.'
-      index: 0
-      create: true
-- source:
-    kind: Service
-    version: v1
-    name: webhook-service
-    fieldPath: .metadata.namespace
-  targets:
-  - select:
-      kind: Certificate
-      group: cert-manager.io
-      version: v1
-      name: serving-cert
-    fieldPaths:
-    - .spec.dnsNames.0
-    - .spec.dnsNames.1
-    options:
-      delimiter: '.'
-      index: 1
-      create: true
-# [CERTMANAGER] cert-manager injects its CA into each webhook configuration and CRD converted:
-";
-
-/// The replacements that have cert-manager inject its CA into the objects of `kind` (the one
+/// The replacements that have cert-manager inject its CA into the objects of a `kind` (the one
 /// `name`d, if given): webhook configurations, CRDs.
-fn ca_injection(kind: &str, name: Option<&str>) -> String {
-    let name = name
-        .map(|n| format!("\n      name: {n}"))
-        .unwrap_or_default();
-    let target = |field: &str, index: u8| {
-        format!(
-            "- source:
-    kind: Certificate
-    group: cert-manager.io
-    version: v1
-    name: serving-cert
-    fieldPath: .metadata.{field}
-  targets:
-  - select:
-      kind: {kind}{name}
-    fieldPaths:
-    - .metadata.annotations.[cert-manager.io/inject-ca-from]
-    options:
-      delimiter: '/'
-      index: {index}
-      create: true
-"
-        )
-    };
-    format!("{}{}", target("namespace", 0), target("name", 1))
-}
+const CA_INJECTION_FRAGMENT: &str = "webhook/fragments/default_ca_injection.yaml.tera";
+
+/// The rule of the manager's certificates ClusterRole on the CRD `crd` (layout v3's also
+/// watches it, to set a removed CA bundle again).
+const CRD_RULE: &str = "webhook/fragments/webhookcerts_crd_rule.yaml.tera";
 
 /// The files `init` writes: (template under `scaffolds/`, destination).
 #[rustfmt::skip]
@@ -316,9 +228,9 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
             plan.file(template, *dest, IfExists::Skip);
         }
         plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../webhookcerts");
-        plan.insert(DEFAULT_PATCHES, SELF_SIGNED_SECTIONS);
+        plan.insert_template(DEFAULT_PATCHES, SELF_SIGNED_SECTIONS, &[]);
         if !c.conversions.is_empty() {
-            plan.insert(CERTS_CRDS, crd_rule(&crd, c.layout));
+            plan.insert_template(CERTS_CRDS, CRD_RULE, &[("crd", &crd)]);
         }
         return;
     }
@@ -326,7 +238,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         plan.file(template, *dest, IfExists::Skip);
     }
     plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../certmanager");
-    plan.insert(DEFAULT_PATCHES, WEBHOOK_SECTIONS);
+    plan.insert_template(DEFAULT_PATCHES, WEBHOOK_SECTIONS, &[]);
     // A fragment of its own: what is inserted above it must not split the sections above.
     plan.insert(DEFAULT_PATCHES, "# +kube-scaffold:scaffold:ca-injection");
     for (mutating, kind) in [
@@ -334,35 +246,14 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         (false, "ValidatingWebhookConfiguration"),
     ] {
         if c.hooks.iter().any(|h| h.mutating == mutating) {
-            plan.insert(CA_INJECTION, ca_injection(kind, None));
+            let vars = [("kind", kind), ("name", "")];
+            plan.insert_template(CA_INJECTION, CA_INJECTION_FRAGMENT, &vars);
         }
     }
     if !c.conversions.is_empty() {
-        plan.insert(
-            CA_INJECTION,
-            ca_injection("CustomResourceDefinition", Some(&crd)),
-        );
+        let vars = [("kind", "CustomResourceDefinition"), ("name", crd.as_str())];
+        plan.insert_template(CA_INJECTION, CA_INJECTION_FRAGMENT, &vars);
     }
-}
-
-/// The rule of the manager's certificates ClusterRole on the CRD `name`.
-fn crd_rule(name: &str, layout: Layout) -> String {
-    // Layout v3's manager watches the CRD (by name) to set a removed CA bundle again.
-    let watch = match layout {
-        Layout::V2 => "",
-        _ => "\n  - list\n  - watch",
-    };
-    format!(
-        "- apiGroups:
-  - apiextensions.k8s.io
-  resources:
-  - customresourcedefinitions
-  resourceNames:
-  - {name}
-  verbs:
-  - get{watch}
-  - update"
-    )
 }
 
 /// The webhook configurations, as `make manifests` writes them.

@@ -56,7 +56,18 @@ pub struct Computed {
 pub struct Insert {
     pub file: String,
     pub marker: String,
-    pub fragment: String,
+    pub fragment: Fragment,
+}
+
+/// What an insert adds: text, or a template (a path under `scaffolds/`) rendered with the
+/// command's context and `vars`, without its last line break.
+#[derive(Clone, Debug)]
+pub enum Fragment {
+    Text(String),
+    Template {
+        template: String,
+        vars: Vec<(String, String)>,
+    },
 }
 
 /// Everything one command writes; contents are rendered and checked before anything is written.
@@ -167,13 +178,27 @@ impl Plan {
         self.insert_at(marker.file, marker.name, fragment);
     }
 
+    /// Adds the fragment `template` renders (with the command's context and `vars`) above
+    /// `marker`'s line.
+    pub fn insert_template(&mut self, marker: Marker, template: &str, vars: &[(&str, &str)]) {
+        let vars = vars.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        self.inserts.push(Insert {
+            file: marker.file.to_string(),
+            marker: marker.name.to_string(),
+            fragment: Fragment::Template {
+                template: template.to_string(),
+                vars: vars.collect(),
+            },
+        });
+    }
+
     /// Adds `fragment` above the line of the marker `name` in `file`, a file whose path is
     /// computed (a group's or a version's module).
     pub fn insert_at(&mut self, file: impl Into<String>, name: &str, fragment: impl Into<String>) {
         self.inserts.push(Insert {
             file: file.into(),
             marker: name.to_string(),
-            fragment: fragment.into(),
+            fragment: Fragment::Text(fragment.into()),
         });
     }
 }

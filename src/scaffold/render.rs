@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use super::marker;
-use super::plan::{FileSpec, IfExists, Output, Plan};
+use super::plan::{FileSpec, Fragment, IfExists, Output, Plan};
 use super::rustfmt::Rustfmt;
 use super::templates::Templates;
 use super::tree::Tree;
@@ -76,7 +76,14 @@ pub fn render(
                 ),
             ));
         };
-        let updated = marker::insert(&current, &insert.file, &insert.marker, &insert.fragment)?;
+        let fragment = match &insert.fragment {
+            Fragment::Text(text) => text.clone(),
+            Fragment::Template { template, vars } => {
+                let text = templates.render_with(template, context, vars)?;
+                text.strip_suffix('\n').unwrap_or(&text).to_string()
+            }
+        };
+        let updated = marker::insert(&current, &insert.file, &insert.marker, &fragment)?;
         if updated == current {
             continue;
         }

@@ -91,8 +91,21 @@ impl Templates {
 
     /// Renders the template `name` with `context`.
     pub fn render(&self, name: &str, context: &impl Serialize) -> anyhow::Result<String> {
-        let context =
+        self.render_with(name, context, &[])
+    }
+
+    /// Renders the template `name` with `context` and the variables `vars` beside it.
+    pub fn render_with(
+        &self,
+        name: &str,
+        context: &impl Serialize,
+        vars: &[(String, String)],
+    ) -> anyhow::Result<String> {
+        let mut context =
             tera::Context::from_serialize(context).context("cannot build a template context")?;
+        for (key, value) in vars {
+            context.insert(key, value);
+        }
         let name = &self.resolve(name);
         self.tera
             .render(name, &context)
