@@ -329,7 +329,7 @@ mod tests {
         )
         .unwrap();
         let mut plan = Plan::default();
-        let sample = format!("config/samples/{}", context.sample_file);
+        let sample = plugins::paths::sample(&context.sample_file);
         let base_sample = "api/config/samples/sample.yaml.tera";
         plan.file(base_sample, sample, IfExists::Error);
         let deploy_image = &plugins::deploy_image::DeployImage as &dyn plugins::Plugin;

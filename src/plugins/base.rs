@@ -8,7 +8,7 @@ use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::templates;
 use crate::scaffold::tree::Tree;
 
-use super::{ApiContext, InitContext, Plugin, WebhookContext};
+use super::{ApiContext, InitContext, Plugin, WebhookContext, paths};
 
 /// The license header's template, rendered first: it goes to `hack/` and atop every source.
 pub const BOILERPLATE_TEMPLATE: &str = "init/hack/boilerplate.rs.txt.tera";
@@ -126,17 +126,15 @@ impl Plugin for Base {
     fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
         let own = own_files(c.force);
         let (group, version, kind) = (&c.group_module, &c.version, &c.kind_module);
-        let kind_file = format!("src/api/{group}/{version}/{kind}.rs");
+        let kind_file = paths::api_module(group, version, kind);
         if let Some((copy, text, _)) = &c.adopted_crd {
             // kopium's layout is its own: rustfmt leaves the modules alone.
             let declaration = format!("#[rustfmt::skip]\nmod {kind};\npub use {kind}::*;");
             for v in &c.adopted_versions {
                 let version = &v.version;
                 plan_modules(plan, c, version, declaration.clone());
-                plan.computed(
-                    format!("src/api/{group}/{version}/{kind}.rs"),
-                    format!("{}{}", c.header, v.types),
-                );
+                let file = paths::api_module(group, version, kind);
+                plan.computed(file, format!("{}{}", c.header, v.types));
                 // The manager checks at start that the versions it may be sent are served.
                 plan_lists(plan, c, version, v.served);
             }
@@ -145,7 +143,7 @@ impl Plugin for Base {
             plan_modules(plan, c, version, format!("mod {kind};\npub use {kind}::*;"));
             plan.file("api/src/api/kind.rs.tera", &kind_file, own);
             if let Some(previous) = &c.previous_stored {
-                let file = format!("src/api/{group}/{previous}/{kind}.rs");
+                let file = paths::api_module(group, previous, kind);
                 let text = tree.read(&file)?.unwrap_or_default().to_string();
                 let Some(marked) = not_stored(&text, previous) else {
                     return Err(user_error(
@@ -178,7 +176,7 @@ impl Plugin for Base {
                 true => "api/src/controller/builtin.rs.tera",
                 false => "api/src/controller/kind.rs.tera",
             };
-            plan.file(template, format!("src/controller/{kind}.rs"), own);
+            plan.file(template, paths::controller(kind), own);
             plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
             plan.insert(CONTROLLERS, format!("{kind}::start,"));
             plan.insert(RBAC_RULES, format!("{kind}::rbac_rules(),"));
@@ -222,7 +220,7 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
         let Some(module) = module else {
             continue;
         };
-        plan.file(template, format!("src/webhook/{module}.rs"), own);
+        plan.file(template, paths::webhook(module), own);
         plan.insert(WEBHOOK_MODULES, format!("pub mod {module};\n\n"));
         plan.insert(WEBHOOKS, format!("{module}::hook(),"));
     }
@@ -230,11 +228,11 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
         let (group, spoke, module) = (&c.group_module, &conversion.spoke, &conversion.module);
         plan.file_of(
             "webhook/src/api/conversion.rs.tera",
-            format!("src/api/{group}/{spoke}/{module}.rs"),
+            paths::api_module(group, spoke, module),
             own,
             conversion,
         )?;
-        let version_mod = format!("src/api/{group}/{spoke}/mod.rs");
+        let version_mod = paths::version_module(group, spoke);
         plan.insert_at(version_mod, API_KINDS, format!("pub mod {module};"));
         plan.insert(
             CONVERSIONS,
@@ -248,8 +246,8 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
 /// the version's.
 fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: String) {
     let group = &c.group_module;
-    let group_mod = format!("src/api/{group}/mod.rs");
-    let version_mod = format!("src/api/{group}/{version}/mod.rs");
+    let group_mod = paths::group_module(group);
+    let version_mod = paths::version_module(group, version);
     plan.file("api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
     plan.file("api/src/api/version.rs.tera", &version_mod, IfExists::Skip);
     plan.insert(API_GROUPS, format!("pub mod {group};\n\n"));

@@ -19,10 +19,10 @@ use crate::scaffold::rustfmt::str_const;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
-use super::base;
 use super::policy::{
     Target, builtin_of, is_adopted, is_external, project_hooks, target, webhook_hook,
 };
+use super::{base, paths};
 
 /// Everything the `init` templates see, computed from `init`'s inputs.
 #[derive(Serialize)]
@@ -274,7 +274,7 @@ impl VersionFields {
         kind: &str,
         rust_kind: &str,
     ) -> anyhow::Result<Self> {
-        let file = format!("src/api/{group_module}/{version}/{}.rs", names::snake(kind));
+        let file = paths::api_module(group_module, version, &names::snake(kind));
         let text = tree.read(&file)?.unwrap_or_default().to_string();
         let spec = fields::of_struct(&text, &format!("{rust_kind}Spec")).ok_or_else(|| {
             crate::error::user_error(

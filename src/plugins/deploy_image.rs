@@ -33,7 +33,7 @@ impl Plugin for DeployImage {
         if c.deploy_image.is_none() {
             return Ok(());
         }
-        let sample = format!("config/samples/{}", c.sample_file);
+        let sample = super::paths::sample(&c.sample_file);
         let template = "deploy-image/config/samples/sample.yaml.tera";
         anyhow::ensure!(
             plan.replace_template(&sample, template),

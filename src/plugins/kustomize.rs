@@ -9,7 +9,7 @@ use crate::scaffold::tree::Tree;
 use crate::ui;
 
 use super::base::own_files;
-use super::{ApiContext, InitContext, Plugin, WebhookContext};
+use super::{ApiContext, InitContext, Plugin, WebhookContext, paths};
 
 const DEFAULT: &str = "config/default/kustomization.yaml";
 const CRD: &str = "config/crd/kustomization.yaml";
@@ -130,16 +130,17 @@ impl Plugin for Kustomize {
     fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
         let own = own_files(c.force);
         if c.resource {
-            let crd_base = format!("bases/{}_{}.yaml", c.qualified_group, c.plural);
+            let crd_base = paths::crd_base(&c.qualified_group, &c.plural);
+            let crd = paths::crd(&c.qualified_group, &c.plural);
             match &c.adopted_crd {
                 // The user's CRD, until `make manifests` writes it from the types.
                 Some((_, _, manifest)) => {
-                    plan.computed(format!("config/crd/{crd_base}"), manifest.clone());
+                    plan.computed(crd, manifest.clone());
                 }
                 // Another version of a kind joins its CRD.
                 None => plan.yaml_merged(
                     "api/config/crd/crd.json.tera",
-                    format!("config/crd/{crd_base}"),
+                    crd,
                     manifests::HEADER,
                     manifests::add_crd_version,
                 ),
@@ -163,7 +164,7 @@ impl Plugin for Kustomize {
                 );
                 plan.file(
                     "api/config/samples/sample.yaml.tera",
-                    format!("config/samples/{}", c.sample_file),
+                    paths::sample(&c.sample_file),
                     own,
                 );
                 plan.insert(SAMPLE_RESOURCES, format!("- {}", c.sample_file));
@@ -172,12 +173,12 @@ impl Plugin for Kustomize {
             if !c.new_version {
                 plan.file(
                     "api/config/rbac/editor_role.yaml.tera",
-                    format!("config/rbac/{}_editor_role.yaml", c.kind_lower),
+                    paths::kind_role(&c.kind_lower, "editor"),
                     own,
                 );
                 plan.file(
                     "api/config/rbac/viewer_role.yaml.tera",
-                    format!("config/rbac/{}_viewer_role.yaml", c.kind_lower),
+                    paths::kind_role(&c.kind_lower, "viewer"),
                     own,
                 );
             }
@@ -218,7 +219,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
     if !c.conversions.is_empty() {
         plan.yaml_patched(
             "webhook/config/crd/conversion.json.tera",
-            format!("config/crd/bases/{}_{}.yaml", c.qualified_group, c.plural),
+            paths::crd(&c.qualified_group, &c.plural),
             manifests::HEADER,
             manifests::set_conversion,
         );

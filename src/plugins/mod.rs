@@ -15,6 +15,7 @@ pub mod base;
 mod context;
 pub mod deploy_image;
 pub mod kustomize;
+pub mod paths;
 mod policy;
 mod run;
 
