@@ -308,7 +308,7 @@ impl Manager {
         // The metrics and the webhooks are served until `run_with` returns (the guard).
         let serving = CancellationToken::new();
         let _serving = serving.clone().drop_guard();
-        serve_metrics(&options, &client, &ctx, serving.clone())?;
+        serve_metrics(&options, &ctx, serving.clone())?;
 
         // Every replica answers webhooks, leader or not, until `run_with` returns, not only
         // until the signal.
@@ -437,7 +437,6 @@ async fn stop_serving(
 /// Serves /metrics as the options say: over HTTPS to authorized clients, or plain HTTP.
 fn serve_metrics(
     options: &Options,
-    client: &Client,
     ctx: &Context,
     serving: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -452,11 +451,12 @@ fn serve_metrics(
     {
         let cert_dir = options.metrics_cert_path.as_deref();
         let http2 = options.enable_http2;
-        metrics::secure::serve(address, cert_dir, http2, router, client.clone(), serving)
+        let client = ctx.client.clone();
+        metrics::secure::serve(address, cert_dir, http2, router, client, serving)
     }
     #[cfg(not(feature = "secure-metrics"))]
     {
-        let _ = (client, serving);
+        let _ = serving;
         anyhow::ensure!(
             address == BindAddress::Disabled,
             "--metrics-secure needs kube-scaffold-runtime's `secure-metrics` feature: add it to that dependency's features in Cargo.toml, or pass --metrics-secure=false"

@@ -56,17 +56,19 @@ pub fn serve(
         return Ok(());
     };
     let certificate: Arc<dyn ResolvesServerCert> = match cert_dir {
-        Some(dir) => {
-            let certificate = Arc::new(Certificate::read(dir, "--metrics-cert-path")?);
-            tokio::spawn(certificate.clone().keep_fresh(shutdown.clone()));
-            certificate
-        }
+        Some(dir) => Certificate::watched(dir, "--metrics-cert-path", shutdown.clone())?,
         None => Arc::new(SelfSignedCertificate::new()?),
     };
     let app = guarded(router, client);
     tracing::info!(%address, "serving metrics over HTTPS to authorized clients");
-    let acceptor = tls::acceptor(certificate, http2);
-    tls::serve(listener, acceptor, app, http2, shutdown, HANDSHAKE_TIMEOUT);
+    tls::serve(
+        listener,
+        certificate,
+        app,
+        http2,
+        shutdown,
+        HANDSHAKE_TIMEOUT,
+    );
     Ok(())
 }
 

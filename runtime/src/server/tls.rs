@@ -37,7 +37,7 @@ const CERT_CHECK: Duration = Duration::from_secs(10);
 
 /// The TLS side of a server with `certificate`: HTTP/1.1, and HTTP/2 when `http2` (both
 /// servers offer HTTP/2 only when asked, as kubebuilder's `--enable-http2`).
-pub fn acceptor(certificate: Arc<dyn ResolvesServerCert>, http2: bool) -> TlsAcceptor {
+fn acceptor(certificate: Arc<dyn ResolvesServerCert>, http2: bool) -> TlsAcceptor {
     let mut config = ServerConfig::builder()
         .with_no_client_auth()
         .with_cert_resolver(certificate);
@@ -48,16 +48,17 @@ pub fn acceptor(certificate: Arc<dyn ResolvesServerCert>, http2: bool) -> TlsAcc
     TlsAcceptor::from(Arc::new(config))
 }
 
-/// Serves `app` over TLS on `listener` in the background until `shutdown`, giving each client
-/// `handshake_timeout` to finish its handshake and send its headers.
+/// Serves `app` over TLS with `certificate` on `listener` in the background until `shutdown`,
+/// giving each client `handshake_timeout` to finish its handshake and send its headers.
 pub fn serve(
     listener: TcpListener,
-    acceptor: TlsAcceptor,
+    certificate: Arc<dyn ResolvesServerCert>,
     app: Router,
     http2: bool,
     shutdown: CancellationToken,
     handshake_timeout: Duration,
 ) {
+    let acceptor = acceptor(certificate, http2);
     tokio::spawn(async move {
         loop {
             let (stream, peer) = tokio::select! {
@@ -117,7 +118,7 @@ pub struct Certificate {
 
 impl Certificate {
     /// Reads `tls.crt` and `tls.key` in `dir`, which the flag `flag` names.
-    pub fn read(dir: &Path, flag: &'static str) -> anyhow::Result<Self> {
+    fn read(dir: &Path, flag: &'static str) -> anyhow::Result<Self> {
         let (cert, key) = (dir.join("tls.crt"), dir.join("tls.key"));
         let loaded = load(&cert, &key, flag)?;
         let current = RwLock::new((modified(&cert), loaded));
@@ -129,8 +130,20 @@ impl Certificate {
         })
     }
 
+    /// Reads `tls.crt` and `tls.key` in `dir` (which the flag `flag` names), and again in the
+    /// background whenever they change, until `shutdown`.
+    pub fn watched(
+        dir: &Path,
+        flag: &'static str,
+        shutdown: CancellationToken,
+    ) -> anyhow::Result<Arc<Self>> {
+        let certificate = Arc::new(Self::read(dir, flag)?);
+        tokio::spawn(certificate.clone().keep_fresh(shutdown));
+        Ok(certificate)
+    }
+
     /// Reads the files again whenever they changed, until `shutdown`.
-    pub async fn keep_fresh(self: Arc<Self>, shutdown: CancellationToken) {
+    async fn keep_fresh(self: Arc<Self>, shutdown: CancellationToken) {
         loop {
             tokio::select! {
                 () = tokio::time::sleep(CERT_CHECK) => {}

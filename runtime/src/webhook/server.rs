@@ -37,11 +37,10 @@ pub fn serve(
     address: BindAddress,
     cert_dir: &Path,
     http2: bool,
-    (hooks, conversions): (Vec<Hook>, Vec<Conversion>),
+    webhooks: (Vec<Hook>, Vec<Conversion>),
     metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let webhooks = (hooks, conversions);
     serve_with(
         address,
         cert_dir,
@@ -69,12 +68,17 @@ fn serve_with(
     let Some(listener) = server::listen(address)? else {
         return Ok(());
     };
-    let certificate = Arc::new(Certificate::read(cert_dir, "--webhook-cert-path")?);
-    let acceptor = tls::acceptor(certificate.clone(), http2);
+    let certificate = Certificate::watched(cert_dir, "--webhook-cert-path", shutdown.clone())?;
     let app = router(hooks, conversions, metrics);
     tracing::info!(%address, "serving webhooks");
-    tokio::spawn(certificate.keep_fresh(shutdown.clone()));
-    tls::serve(listener, acceptor, app, http2, shutdown, handshake_timeout);
+    tls::serve(
+        listener,
+        certificate,
+        app,
+        http2,
+        shutdown,
+        handshake_timeout,
+    );
     Ok(())
 }
 
