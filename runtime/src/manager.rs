@@ -582,16 +582,9 @@ mod tests {
             Box::pin(async move { ctx.shutdown.cancelled().await })
         }
 
-        let dir = std::env::temp_dir().join(format!("manager-drain-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
-        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let (dir, made) = crate::webhook::fake::serving_certificate("drain");
         let ca = made.cert.der().clone();
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
+        let port = crate::webhook::fake::free_port();
         let args = [
             "manager".to_string(),
             "--metrics-bind-address=0".into(),

@@ -121,3 +121,45 @@ pub async fn handshake(tls_cert: &str, tls_key: &str, ca: &str, name: &str) -> R
     connected.map(|_| ()).map_err(|e| e.to_string())?;
     accepted.map_err(|e| e.to_string())
 }
+
+/// A directory `webhook-<name>-<pid>` in the temporary directory holding `tls.crt` and
+/// `tls.key` of a certificate for `localhost` made here, and that certificate.
+pub fn serving_certificate(
+    name: &str,
+) -> (std::path::PathBuf, rcgen::CertifiedKey<rcgen::KeyPair>) {
+    let dir = std::env::temp_dir().join(format!("webhook-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+    std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+    (dir, made)
+}
+
+/// A loopback port free a moment ago.
+pub fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+/// A defaulter that labels a ConfigMap `defaulted: yes`.
+pub fn label(cm: &mut k8s_openapi::api::core::v1::ConfigMap) {
+    let labels = cm.metadata.labels.get_or_insert_default();
+    labels.entry("defaulted".into()).or_insert("yes".into());
+}
+
+/// The AdmissionReview of the creation of the ConfigMap `object`, as the API server sends it.
+pub fn admission_review(object: Value) -> String {
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "operation": "CREATE",
+            "userInfo": {"username": "admin"},
+            "object": object,
+        }
+    })
+    .to_string()
+}

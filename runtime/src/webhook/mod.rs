@@ -369,28 +369,8 @@ impl Configuration for ValidatingWebhookConfiguration {
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
+    use super::fake::{admission_review as review, label};
     use super::*;
-
-    fn label(cm: &mut ConfigMap) {
-        let labels = cm.metadata.labels.get_or_insert_default();
-        labels.entry("defaulted".into()).or_insert("yes".into());
-    }
-
-    fn review(object: serde_json::Value) -> String {
-        serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
-                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
-                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
-                "operation": "CREATE",
-                "userInfo": {"username": "admin"},
-                "object": object,
-            }
-        })
-        .to_string()
-    }
 
     /// The JSON patch a defaulting hook answers `object` with.
     fn patch_of(hook: &Hook, object: serde_json::Value) -> serde_json::Value {

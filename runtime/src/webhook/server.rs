@@ -128,42 +128,15 @@ mod tests {
     use tokio_rustls::TlsConnector;
     use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
+    use super::super::fake::{admission_review as review, free_port, label, serving_certificate};
     use super::*;
-
-    fn label(cm: &mut ConfigMap) {
-        let labels = cm.metadata.labels.get_or_insert_default();
-        labels.entry("defaulted".into()).or_insert("yes".into());
-    }
-
-    fn review(object: serde_json::Value) -> String {
-        serde_json::json!({
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
-                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
-                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
-                "operation": "CREATE",
-                "userInfo": {"username": "admin"},
-                "object": object,
-            }
-        })
-        .to_string()
-    }
 
     /// The manager's webhook server, over TLS with a certificate made here: a review posted to
     /// the hook's path is answered with the JSON patch of the defaults.
     #[tokio::test]
     async fn the_server_answers_reviews_over_tls() {
-        let dir = std::env::temp_dir().join(format!("webhook-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
-        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
+        let (dir, made) = serving_certificate("test");
+        let port = free_port();
         let address = format!("127.0.0.1:{port}").parse().unwrap();
         let shutdown = CancellationToken::new();
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
@@ -233,18 +206,11 @@ mod tests {
     /// refused in the TLS handshake otherwise.
     #[tokio::test]
     async fn http2_is_offered_only_when_asked_for() {
-        let dir = std::env::temp_dir().join(format!("webhook-h2-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
-        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
+        let (dir, made) = serving_certificate("h2");
         let shutdown = CancellationToken::new();
         let mut negotiated = Vec::new();
         for http2 in [false, true] {
-            let port = {
-                let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-                probe.local_addr().unwrap().port()
-            };
+            let port = free_port();
             let address = format!("127.0.0.1:{port}").parse().unwrap();
             let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
             let webhooks = (hooks, Vec::new());
@@ -296,15 +262,8 @@ mod tests {
     /// passes, instead of holding a connection (and a task) for ever.
     #[tokio::test]
     async fn an_idle_client_is_disconnected_after_the_handshake_timeout() {
-        let dir = std::env::temp_dir().join(format!("webhook-idle-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-        std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
-        std::fs::write(dir.join("tls.key"), made.signing_key.serialize_pem()).unwrap();
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
+        let (dir, _) = serving_certificate("idle");
+        let port = free_port();
         let address = format!("127.0.0.1:{port}").parse().unwrap();
         let shutdown = CancellationToken::new();
         let hooks = vec![Hook::defaulting::<ConfigMap>(label)];
