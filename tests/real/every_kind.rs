@@ -9,7 +9,7 @@
 use std::fs;
 use std::process::Command;
 
-use crate::control_plane::free_port;
+use crate::control_plane::{free_port, poll};
 use crate::project::{Project, turn};
 
 const CERTIFICATE_CRD: &str = concat!(
@@ -347,15 +347,12 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         "--serviceaccount=default:scraper",
     ]);
     let scraper = project.kubectl(&["create", "token", "scraper", "-n", "default"]);
-    let mut scraped = scrape(Some(scraper.trim()));
-    for _ in 0..20 {
-        if scraped.0 != "403" {
-            break;
-        }
-        // The scraper's binding reaches the authorizer within a moment; a refusal is kept 10 s.
-        std::thread::sleep(std::time::Duration::from_secs(1));
+    // The scraper's binding reaches the authorizer within a moment; a refusal is kept 10 s.
+    let mut scraped = (String::new(), String::new());
+    poll(20, || {
         scraped = scrape(Some(scraper.trim()));
-    }
+        scraped.0 != "403"
+    });
     assert_eq!(scraped.0, "200", "{}", log());
     let counted = "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"success\"}";
     assert!(scraped.1.contains(counted), "{}", scraped.1);
