@@ -119,14 +119,12 @@ impl Error {
     /// What kind of failure this is, for logs and traces. A step that failed inside the
     /// finalizer is named by its own error, not by the finalizer's.
     pub fn kind(&self) -> &'static str {
+        if let Some(step) = self.in_finalizer() {
+            return step.kind();
+        }
         match self {
             Error::Kube(_) => "kube",
-            Error::Finalizer(err) => match err.as_ref() {
-                finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => {
-                    inner.kind()
-                }
-                _ => "finalizer",
-            },
+            Error::Finalizer(_) => "finalizer",
             Error::InvalidObject(_) => "invalid_object",
             Error::Terminal(_) => "terminal",
             Error::Panic(_) => "panic",
@@ -136,15 +134,26 @@ impl Error {
     /// Whether retrying cannot help until the object changes: `InvalidObject` and `Terminal`,
     /// also inside the finalizer.
     pub fn is_terminal(&self) -> bool {
+        if let Some(step) = self.in_finalizer() {
+            return step.is_terminal();
+        }
         match self {
             Error::InvalidObject(_) | Error::Terminal(_) => true,
+            Error::Kube(_) | Error::Finalizer(_) | Error::Panic(_) => false,
+        }
+    }
+
+    /// The error of the step (`apply` or `cleanup`) that failed inside the finalizer, if that
+    /// is what this is.
+    fn in_finalizer(&self) -> Option<&Error> {
+        match self {
             Error::Finalizer(err) => match err.as_ref() {
-                finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => {
-                    inner.is_terminal()
+                finalizer::Error::ApplyFailed(step) | finalizer::Error::CleanupFailed(step) => {
+                    Some(step)
                 }
-                _ => false,
+                _ => None,
             },
-            Error::Kube(_) | Error::Panic(_) => false,
+            _ => None,
         }
     }
 }
