@@ -8,11 +8,12 @@ use crate::cli::CreateApiArgs;
 use crate::error::user_error;
 use crate::generate::adopted;
 use crate::generate::external::{self, External};
+use crate::model::api::{ApiInputs, ApiKind, Crd, DeployImage};
 use crate::model::builtin::{self, CoreKind};
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
 use crate::model::owned::{self, Owned};
-use crate::model::project::{ApiInputs, Command, DeployImage, Project, Resource};
+use crate::model::project::{Command, Project, Resource};
 use crate::plugins::{self, base, deploy_image};
 use crate::prompt;
 use crate::scaffold::templates::Templates;
@@ -103,28 +104,23 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
             project.plugins.push(deploy_image::KEY.to_string());
         }
     }
-    let inputs = ApiInputs {
-        group: gvk.group,
-        version: gvk.version,
-        kind: gvk.kind,
-        plural,
-        namespaced,
-        resource,
-        controller,
-        finalizer: args.finalizer,
-        force: args.force,
-        owns,
-        builtin: builtin.is_some(),
-        external_crd: external
-            .as_ref()
-            .map(|(about, _)| external::copy_path(&about.group, &about.plural)),
-        external_crd_text: external.map(|(_, text)| text),
-        from_crd: None,
-        from_crd_text: None,
-        versions: Vec::new(),
-        storage_version: args.storage_version,
-        deploy_image,
+    let api = match (external, builtin) {
+        (Some((about, text)), _) => ApiKind::External(Crd {
+            path: external::copy_path(&about.group, &about.plural),
+            text,
+        }),
+        (None, Some(_)) => ApiKind::Builtin,
+        (None, None) => ApiKind::Own {
+            resource,
+            storage_version: args.storage_version,
+        },
     };
+    let mut inputs = ApiInputs::new(gvk, plural, namespaced, api);
+    inputs.controller = controller;
+    inputs.finalizer = args.finalizer;
+    inputs.force = args.force;
+    inputs.owns = owns;
+    inputs.deploy_image = deploy_image;
     scaffold(root, project, inputs, &args)
 }
 
@@ -226,26 +222,18 @@ fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> an
         adopted::rust_types(&crd, version, &copy)?;
     }
     let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
-    let inputs = ApiInputs {
+    let gvk = Gvk {
         group,
         version: about.storage.clone(),
         kind: about.kind.clone(),
-        plural,
-        namespaced: about.namespaced,
-        resource: true,
-        controller,
-        finalizer: false,
-        force: args.force,
-        owns: Vec::new(),
-        builtin: false,
-        external_crd: None,
-        external_crd_text: None,
-        from_crd: Some(copy),
-        from_crd_text: Some(text),
-        versions: about.versions,
-        storage_version: false,
-        deploy_image: None,
     };
+    let api = ApiKind::Adopted {
+        crd: Crd { path: copy, text },
+        versions: about.versions,
+    };
+    let mut inputs = ApiInputs::new(gvk, plural, about.namespaced, api);
+    inputs.controller = controller;
+    inputs.force = args.force;
     scaffold(root, project, inputs, args)
 }
 
@@ -534,6 +522,7 @@ fn external_kind(
         (!args.owns.is_empty(), "--owns"),
         (args.plural.is_some(), "--plural"),
         (!args.plugins.is_empty(), "--plugins"),
+        (args.storage_version, "--storage-version"),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         return Err(user_error(
@@ -604,6 +593,7 @@ fn builtin_kind(args: &CreateApiArgs) -> anyhow::Result<Option<&'static CoreKind
         (args.finalizer, "--finalizer"),
         (!args.owns.is_empty(), "--owns"),
         (args.plural.is_some(), "--plural"),
+        (args.storage_version, "--storage-version"),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
         return Err(user_error(
@@ -697,26 +687,9 @@ mod tests {
             let Ok(plural) = resource_plural(&gvk, None, &init.domain) else {
                 return Ok(());
             };
-            let inputs = ApiInputs {
-                group: gvk.group,
-                version: gvk.version,
-                kind: gvk.kind,
-                plural,
-                namespaced,
-                resource: true,
-                controller: true,
-                finalizer,
-                force: false,
-                owns: Vec::new(),
-                builtin: false,
-                deploy_image: None,
-                external_crd: None,
-                external_crd_text: None,
-                from_crd: None,
-                from_crd_text: None,
-                versions: Vec::new(),
-                storage_version: false,
-            };
+            let api = ApiKind::Own { resource: true, storage_version: false };
+            let mut inputs = ApiInputs::new(gvk, plural, namespaced, api);
+            inputs.finalizer = finalizer;
             let c = ApiContext::new(&init, &inputs, String::new(), &[], Layout::CURRENT).unwrap();
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);

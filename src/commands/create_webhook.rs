@@ -199,7 +199,7 @@ fn builtin_kind(builtin: &builtin::CoreKind, args: &CreateWebhookArgs) -> anyhow
 /// one it adopted (`--from-crd`): one `create api` made its Rust type.
 fn own_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<Gvk> {
     let external = project.commands.iter().filter_map(Command::api).any(|a| {
-        a.external_crd.is_some()
+        a.external().is_some()
             && (&a.group, &a.version, &a.kind) == (&args.group, &args.version, &args.kind)
     });
     if external {

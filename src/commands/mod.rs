@@ -181,8 +181,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::model::api::{ApiInputs, ApiKind};
     use crate::model::project::Layout;
-    use crate::model::project::{ApiInputs, Command as Step, InitInputs, License};
+    use crate::model::project::{Command as Step, InitInputs, License};
     use crate::plugins::{self, ApiContext, BUNDLE, InitContext, base, kustomize};
     use crate::scaffold::marker::{self, Marker};
     use crate::scaffold::plan::{Fragment, IfExists, Plan};
@@ -200,26 +201,9 @@ mod tests {
     }
 
     fn api_inputs(namespaced: bool) -> ApiInputs {
-        ApiInputs {
-            group: "web-app".into(),
-            version: "v1".into(),
-            kind: "HTTPRoute".into(),
-            plural: "httproutes".into(),
-            namespaced,
-            resource: true,
-            controller: true,
-            finalizer: namespaced,
-            force: false,
-            owns: Vec::new(),
-            builtin: false,
-            deploy_image: None,
-            external_crd: None,
-            external_crd_text: None,
-            from_crd: None,
-            from_crd_text: None,
-            versions: Vec::new(),
-            storage_version: false,
-        }
+        let mut api = ApiInputs::own("web-app", "v1", "HTTPRoute");
+        (api.namespaced, api.finalizer) = (namespaced, namespaced);
+        api
     }
 
     #[test]
@@ -289,7 +273,7 @@ mod tests {
         }
         let mut deployment = api_inputs(true);
         (deployment.group, deployment.kind) = ("apps".into(), "Deployment".into());
-        (deployment.resource, deployment.builtin) = (false, true);
+        deployment.api = ApiKind::Builtin;
         let context = ApiContext::new(
             &init_inputs(),
             &deployment,
@@ -314,7 +298,7 @@ mod tests {
         }
         let mut memcached = api_inputs(true);
         memcached.owns = vec!["apps/v1/Deployment".into()];
-        memcached.deploy_image = Some(crate::model::project::DeployImage {
+        memcached.deploy_image = Some(crate::model::api::DeployImage {
             image: "memcached:1.6.26-alpine3.19".into(),
             container_command: Some("memcached,-v".into()),
             container_port: Some(11211),

@@ -5,8 +5,9 @@
 
 use serde::Serialize;
 
+use crate::model::api::ApiInputs;
 use crate::model::names;
-use crate::model::project::{ApiInputs, Command, InitInputs, License, Project};
+use crate::model::project::{Command, InitInputs, License, Project};
 use crate::scaffold::plan::{IfExists, Plan};
 use crate::scaffold::render;
 use crate::scaffold::rustfmt::Rustfmt;
@@ -198,7 +199,7 @@ fn create_api(
         namespaced: api.namespaced,
     };
     let mut plan = Plan::default();
-    if api.resource {
+    if api.resource() {
         resource_plan(&mut plan, &c);
     }
     if api.controller {

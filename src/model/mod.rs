@@ -2,6 +2,7 @@
 //! the kinds a controller may own (`owned`), Kubernetes' built-in kinds (`builtin`) and the
 //! pinned versions of what generated projects depend on (`versions`).
 
+pub mod api;
 pub mod builtin;
 pub mod gvk;
 pub mod names;

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::user_error;
 
+use super::api::{ApiInputs, ApiKind};
+
 /// The file name, at the project's root.
 pub const FILE: &str = "PROJECT";
 /// The PROJECT format this version reads and writes.
@@ -166,77 +168,6 @@ pub struct WebhookInputs {
     pub force: bool,
 }
 
-/// `create api`'s inputs, validated.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ApiInputs {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    pub plural: String,
-    pub namespaced: bool,
-    /// The type was scaffolded (`--resource`).
-    pub resource: bool,
-    /// The controller was scaffolded (`--controller`).
-    pub controller: bool,
-    /// The controller has a finalizer (`--finalizer`).
-    #[serde(default)]
-    pub finalizer: bool,
-    /// The kind's files were scaffolded again over existing ones (`--force`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub force: bool,
-    /// The kinds the controller owns (`--owns`), as `group/version/Kind` with the group
-    /// Kubernetes sees: `apps/v1/Deployment`, `core/v1/ConfigMap`, `webapp.my.domain/v1/Guestbook`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub owns: Vec<String>,
-    /// The kind is one Kubernetes defines (`--group apps --kind Deployment --resource=false`):
-    /// a controller without a type or CRD of the project's.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub builtin: bool,
-    /// Another project's CRD (`--external-api-crd`), copied into the project at this path:
-    /// the controller's kind, with Rust types generated from its schema.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub external_crd: Option<String>,
-    /// That CRD's text, read from the project by `Project::load`.
-    #[serde(skip)]
-    pub external_crd_text: Option<String>,
-    /// A CRD the project adopted as this kind (`--from-crd`), copied into the project at this
-    /// path: the kind's types, one module per version, were generated from it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from_crd: Option<String>,
-    /// That CRD's text, read from the project by `Project::load`.
-    #[serde(skip)]
-    pub from_crd_text: Option<String>,
-    /// Every version of the kind when this command made several (`--from-crd`), in the CRD's
-    /// order; `version` is the one stored.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub versions: Vec<String>,
-    /// This version of a kind that has others is the one stored (`--storage-version`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub storage_version: bool,
-    /// The deploy-image plugin's inputs (`--plugins deploy-image/v1-alpha`): the kind runs
-    /// this image in a Deployment it owns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deploy_image: Option<DeployImage>,
-}
-
-/// `create api --plugins deploy-image/v1-alpha`'s inputs, validated.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DeployImage {
-    /// `--image`.
-    pub image: String,
-    /// `--image-container-command`, comma-separated, as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container_command: Option<String>,
-    /// `--image-container-port`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container_port: Option<u16>,
-    /// `--run-as-user`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_as_user: Option<i64>,
-}
-
 /// What the commands made of one group/version/kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resource {
@@ -303,22 +234,17 @@ impl Project {
                 Command::CreateWebhook(_) => None,
             })
         {
-            let read = |path: &str| {
-                std::fs::read_to_string(root.join(path)).map_err(|err| {
+            let kind = api.kind.clone();
+            if let Some(crd) = api.crd_mut() {
+                crd.text = std::fs::read_to_string(root.join(&crd.path)).map_err(|err| {
                     user_error(
                         format!(
-                            "cannot read {path}, the CRD `create api` for {} took: {err}",
-                            api.kind
+                            "cannot read {}, the CRD `create api` for {kind} took: {err}",
+                            crd.path
                         ),
-                        format!("restore {path} from version control"),
+                        format!("restore {} from version control", crd.path),
                     )
-                })
-            };
-            if let Some(path) = &api.external_crd {
-                api.external_crd_text = Some(read(path)?);
-            }
-            if let Some(path) = &api.from_crd {
-                api.from_crd_text = Some(read(path)?);
+                })?;
             }
         }
         Ok(())
@@ -412,10 +338,10 @@ impl Resource {
             kind: api.kind.clone(),
             plural: api.plural.clone(),
             namespaced: api.namespaced,
-            api: api.resource,
+            api: api.resource(),
             controller: api.controller,
             finalizer: api.controller && api.finalizer,
-            adopted: api.from_crd.is_some(),
+            adopted: api.adopted().is_some(),
         }
     }
 }
@@ -426,8 +352,8 @@ impl Resource {
 pub fn stored_version(commands: &[Command], group: &str, kind: &str) -> Option<String> {
     let mut stored: Option<String> = None;
     for api in commands.iter().filter_map(Command::api) {
-        let ours = api.group == group && api.kind == kind && api.resource;
-        if ours && (stored.is_none() || api.storage_version) {
+        let ours = api.group == group && api.kind == kind && api.resource();
+        if ours && (stored.is_none() || api.storage_version()) {
             stored = Some(api.version.clone());
         }
     }
@@ -439,7 +365,11 @@ pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
     let mut resources: Vec<Resource> = Vec::new();
     for api in commands.iter().filter_map(Command::api) {
         // An adopted CRD's other versions: types without a controller.
-        for version in api.versions.iter().filter(|v| **v != api.version) {
+        let versions = api
+            .adopted()
+            .map(|(_, versions)| versions)
+            .unwrap_or_default();
+        for version in versions.iter().filter(|v| **v != api.version) {
             resources.push(Resource {
                 version: version.clone(),
                 controller: false,
@@ -454,8 +384,8 @@ pub fn resources_of(commands: &[Command]) -> Vec<Resource> {
             Some(existing) => {
                 existing.plural = api.plural.clone();
                 existing.namespaced = api.namespaced;
-                existing.api |= api.resource;
-                existing.adopted |= api.from_crd.is_some();
+                existing.api |= api.resource();
+                existing.adopted |= api.adopted().is_some();
                 if api.controller {
                     existing.controller = true;
                     existing.finalizer = api.finalizer;
@@ -488,7 +418,8 @@ mod v1 {
 
     use serde::Deserialize;
 
-    use super::{ApiInputs, Command, InitInputs, License};
+    use super::{ApiInputs, ApiKind, Command, InitInputs, License};
+    use crate::model::gvk::Gvk;
 
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -543,26 +474,19 @@ mod v1 {
                 .resources
                 .into_iter()
                 .map(|r| {
-                    Command::CreateApi(ApiInputs {
-                        finalizer: r.controller && r.finalizer.unwrap_or(always_finalizer),
+                    let gvk = Gvk {
                         group: r.group,
                         version: r.version,
                         kind: r.kind,
-                        plural: r.plural,
-                        namespaced: r.namespaced,
+                    };
+                    let api = ApiKind::Own {
                         resource: r.api,
-                        controller: r.controller,
-                        force: false,
-                        owns: Vec::new(),
-                        builtin: false,
-                        deploy_image: None,
-                        external_crd: None,
-                        external_crd_text: None,
-                        from_crd: None,
-                        from_crd_text: None,
-                        versions: Vec::new(),
                         storage_version: false,
-                    })
+                    };
+                    let mut inputs = ApiInputs::new(gvk, r.plural, r.namespaced, api);
+                    inputs.controller = r.controller;
+                    inputs.finalizer = r.controller && r.finalizer.unwrap_or(always_finalizer);
+                    Command::CreateApi(inputs)
                 })
                 .collect();
             super::Project {
@@ -601,26 +525,13 @@ mod tests {
     }
 
     fn guestbook(resource: bool, controller: bool) -> Command {
-        Command::CreateApi(ApiInputs {
-            group: "webapp".into(),
-            version: "v1".into(),
-            kind: "Guestbook".into(),
-            plural: "guestbooks".into(),
-            namespaced: true,
+        let mut api = ApiInputs::own("webapp", "v1", "Guestbook");
+        api.api = ApiKind::Own {
             resource,
-            controller,
-            finalizer: false,
-            force: false,
-            owns: Vec::new(),
-            builtin: false,
-            deploy_image: None,
-            external_crd: None,
-            external_crd_text: None,
-            from_crd: None,
-            from_crd_text: None,
-            versions: Vec::new(),
             storage_version: false,
-        })
+        };
+        api.controller = controller;
+        Command::CreateApi(api)
     }
 
     #[test]

@@ -7,12 +7,12 @@ use crate::generate::adopted;
 use crate::generate::external;
 use crate::generate::fields;
 use crate::generate::manifests;
+use crate::model::api::ApiInputs;
 use crate::model::gvk;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::{
-    ApiInputs, Command, InitInputs, Layout, License, Resource, WebhookInputs, resources_of,
-    stored_version,
+    Command, InitInputs, Layout, License, Resource, WebhookInputs, resources_of, stored_version,
 };
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::rustfmt::str_const;
@@ -480,9 +480,9 @@ impl ApiContext {
         let stored_before = stored_version(earlier, &api.group, &api.kind);
         let stored = match &stored_before {
             None => true,
-            Some(version) => *version == api.version || api.storage_version,
+            Some(version) => *version == api.version || api.storage_version(),
         };
-        let previous_stored = stored_before.filter(|v| *v != api.version && api.storage_version);
+        let previous_stored = stored_before.filter(|v| *v != api.version && api.storage_version());
         let new_version = known.iter().any(|r| {
             r.api && r.group == api.group && r.kind == api.kind && r.version != api.version
         });
@@ -494,16 +494,16 @@ impl ApiContext {
             from_file,
             ..
         } = target(init, api, known)?;
-        let external_types = match (&api.external_crd, &api.external_crd_text) {
-            (Some(path), Some(text)) => {
-                let crd = external::parse(text, path)?;
-                external::rust_types(&crd, &api.version)?
+        let external_types = match api.external() {
+            Some(crd) => {
+                let parsed = external::parse(&crd.text, &crd.path)?;
+                external::rust_types(&parsed, &api.version)?
             }
-            (Some(path), None) => anyhow::bail!("the CRD {path} was not read"),
-            _ => String::new(),
+            None => String::new(),
         };
-        let (adopted_versions, adopted_crd) = match (&api.from_crd, &api.from_crd_text) {
-            (Some(path), Some(text)) => {
+        let (adopted_versions, adopted_crd) = match api.adopted() {
+            Some((crd, _)) => {
+                let (path, text) = (&crd.path, &crd.text);
                 let crd = external::parse(text, path)?;
                 let versions = crd
                     .spec
@@ -520,8 +520,7 @@ impl ApiContext {
                 let manifest = adopted::manifest(crd, path)?;
                 (versions, Some((path.clone(), text.clone(), manifest)))
             }
-            (Some(path), None) => anyhow::bail!("the CRD {path} was not read"),
-            _ => (Vec::new(), None),
+            None => (Vec::new(), None),
         };
         let stored_types = adopted_versions
             .iter()
@@ -531,7 +530,7 @@ impl ApiContext {
             Some(k) if k.group.is_empty() => k.version.to_string(),
             _ => format!("{qualified_group}/{}", api.version),
         };
-        let spec_foo = api.resource && api.deploy_image.is_none();
+        let spec_foo = api.resource() && api.deploy_image.is_none();
         let deploy_image = api.deploy_image.as_ref().map(|d| DeployImageContext {
             image: d.image.clone(),
             command: d.container_command.clone(),
@@ -566,13 +565,15 @@ impl ApiContext {
         Ok(Self {
             layout,
             rust_kind,
-            external: api.external_crd.is_some(),
+            external: api.external().is_some(),
             external_default: external::has_default(stored_types.unwrap_or(&external_types)),
-            adopted: from_file && api.external_crd.is_none(),
+            adopted: from_file && api.external().is_none(),
             adopted_versions,
             adopted_crd,
             external_types,
-            external_crd: api.external_crd.clone().zip(api.external_crd_text.clone()),
+            external_crd: api
+                .external()
+                .map(|crd| (crd.path.clone(), crd.text.clone())),
             builtin_path,
             role_rules: Vec::new(),
             stored,
@@ -615,7 +616,7 @@ impl ApiContext {
             plural: api.plural.clone(),
             namespaced: api.namespaced,
             finalizer: api.controller && api.finalizer,
-            resource: api.resource,
+            resource: api.resource(),
             controller: api.controller,
             force: api.force,
         })
@@ -697,7 +698,7 @@ impl WebhookContext {
             defaulter: webhook.defaulting.then(|| module("defaulter")),
             validator: webhook.validation.then(|| module("validator")),
             spec_foo: !earlier.iter().filter_map(Command::api).any(|a| {
-                a.resource
+                a.resource()
                     && a.deploy_image.is_some()
                     && (&a.group, &a.version, &a.kind)
                         == (&webhook.group, &webhook.version, &webhook.kind)

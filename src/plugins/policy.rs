@@ -3,12 +3,11 @@
 //! the project, and every webhook's hook as its manifests list it.
 
 use crate::generate::manifests;
+use crate::model::api::ApiInputs;
 use crate::model::builtin;
 use crate::model::gvk;
 use crate::model::owned::Owned;
-use crate::model::project::{
-    ApiInputs, Command, InitInputs, Layout, Resource, WebhookInputs, resources_of,
-};
+use crate::model::project::{Command, InitInputs, Layout, Resource, WebhookInputs, resources_of};
 
 /// What a `create api` command is about: the API group Kubernetes sees, the built-in kind
 /// (if it is one), and what its controller's rules cover.
@@ -27,7 +26,7 @@ pub(super) fn target(
     api: &ApiInputs,
     known: &[Resource],
 ) -> anyhow::Result<Target> {
-    if api.builtin {
+    if api.builtin() {
         let Some(k) = builtin::find(&api.group, &api.version, &api.kind) else {
             return Err(crate::error::user_error(
                 format!(
@@ -47,7 +46,7 @@ pub(super) fn target(
     let adopted_earlier = known
         .iter()
         .any(|r| r.adopted && r.group == api.group && r.kind == api.kind);
-    let from_file = api.external_crd.is_some() || api.from_crd.is_some() || adopted_earlier;
+    let from_file = api.external().is_some() || api.adopted().is_some() || adopted_earlier;
     let controls = match from_file {
         true => manifests::Controls::Builtin,
         false => manifests::Controls::Kind {
@@ -156,7 +155,7 @@ pub(super) fn webhook_hook(
 /// Whether `webhook` is for another project's kind (`create api --external-api-crd`).
 pub(super) fn is_external(webhook: &WebhookInputs, earlier: &[Command]) -> bool {
     earlier.iter().filter_map(Command::api).any(|a| {
-        a.external_crd.is_some()
+        a.external().is_some()
             && (&a.group, &a.version, &a.kind) == (&webhook.group, &webhook.version, &webhook.kind)
     })
 }

@@ -1,7 +1,8 @@
 //! Runs the plugins of a command onto a tree (`init`, `create api`, `create webhook`), and
 //! `replay`: a whole project rendered from its PROJECT alone, in memory.
 
-use crate::model::project::{ApiInputs, Command, InitInputs, Layout, Project, WebhookInputs};
+use crate::model::api::ApiInputs;
+use crate::model::project::{Command, InitInputs, Layout, Project, WebhookInputs};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::render::{self, Report};
 use crate::scaffold::rustfmt::Rustfmt;
@@ -124,7 +125,9 @@ mod tests {
     use std::process::Command as Process;
 
     use super::*;
+    use crate::model::api::{ApiKind, Crd};
     use crate::model::builtin;
+    use crate::model::gvk::Gvk;
     use crate::model::project::License;
     use crate::plugins::{bundle_keys, deploy_image};
 
@@ -143,26 +146,9 @@ mod tests {
             bundle_keys(),
         );
         for (group, version, kind, namespaced, finalizer) in kinds {
-            project.commands.push(Command::CreateApi(ApiInputs {
-                group: group.to_string(),
-                version: version.to_string(),
-                kind: kind.to_string(),
-                plural: format!("{}s", kind.to_lowercase()),
-                namespaced: *namespaced,
-                resource: true,
-                controller: true,
-                finalizer: *finalizer,
-                force: false,
-                owns: Vec::new(),
-                builtin: false,
-                deploy_image: None,
-                external_crd: None,
-                external_crd_text: None,
-                from_crd: None,
-                from_crd_text: None,
-                versions: Vec::new(),
-                storage_version: false,
-            }));
+            let mut api = ApiInputs::own(group, version, kind);
+            (api.namespaced, api.finalizer) = (*namespaced, *finalizer);
+            project.commands.push(Command::CreateApi(api));
         }
         project
     }
@@ -200,25 +186,10 @@ mod tests {
         let mut projects = projects.to_vec();
         // Controllers that own kinds: built-in ones with each builder, a renamed one
         // (`Event`), and kinds of the project, the longest the validators accept.
-        let owner = |group: &str, kind: &str, owns: &[&str]| ApiInputs {
-            group: group.into(),
-            version: "v1".into(),
-            kind: kind.into(),
-            plural: format!("{}s", kind.to_lowercase()),
-            namespaced: true,
-            resource: true,
-            controller: true,
-            finalizer: false,
-            force: false,
-            owns: owns.iter().map(|o| o.to_string()).collect(),
-            builtin: false,
-            deploy_image: None,
-            external_crd: None,
-            external_crd_text: None,
-            from_crd: None,
-            from_crd_text: None,
-            versions: Vec::new(),
-            storage_version: false,
+        let owner = |group: &str, kind: &str, owns: &[&str]| {
+            let mut api = ApiInputs::own(group, "v1", kind);
+            api.owns = owns.iter().map(|o| o.to_string()).collect();
+            api
         };
         let long_owned = format!("{long_group}.example.com/v1beta1/{long_kind}");
         projects[2].commands.push(Command::CreateApi(owner(
@@ -244,7 +215,7 @@ mod tests {
             ),
         ] {
             let mut api = owner("cache", kind, &["apps/v1/Deployment"]);
-            api.deploy_image = Some(crate::model::project::DeployImage {
+            api.deploy_image = Some(crate::model::api::DeployImage {
                 image,
                 container_command: Some("memcached,--memory-limit=64,-o,modern,-v".into()),
                 container_port: Some(11211),
@@ -256,9 +227,10 @@ mod tests {
         // A controller for another project's kind, its types from a CRD.
         let crd = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: certificates.cert-manager.io}\nspec:\n  group: cert-manager.io\n  names: {kind: Certificate, plural: certificates}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, properties: {spec: {type: object, properties: {secretName: {type: string}}}}}}\n";
         let mut certificate = owner("cert-manager.io", "Certificate", &[]);
-        certificate.resource = false;
-        certificate.external_crd = Some("hack/crds/cert-manager.io_certificates.yaml".into());
-        certificate.external_crd_text = Some(crd.into());
+        certificate.api = ApiKind::External(Crd {
+            path: "hack/crds/cert-manager.io_certificates.yaml".into(),
+            text: crd.into(),
+        });
         projects[0].commands.push(Command::CreateApi(certificate));
         // Versions of one kind: v2 of Guestbook without a controller, stored from now on
         // (v1's type says `storage = false`), and a v1beta1 that is not stored.
@@ -266,7 +238,10 @@ mod tests {
             let mut guestbook = owner("webapp", "Guestbook", &[]);
             guestbook.version = version.into();
             guestbook.controller = false;
-            guestbook.storage_version = stored;
+            guestbook.api = ApiKind::Own {
+                resource: true,
+                storage_version: stored,
+            };
             projects[1].commands.push(Command::CreateApi(guestbook));
         }
         // Webhooks: both kinds of hook on the longest kind, on a deploy-image kind, and a
@@ -333,9 +308,13 @@ mod tests {
             .push(conversion(long_group, "v1beta1", long_kind, &["v1"]));
         // A kind adopted from a CRD, with two versions.
         let mut backup = owner("ops.example.org", "Backup", &[]);
-        backup.from_crd = Some("hack/crds/ops.example.org_backups.yaml".into());
-        backup.from_crd_text = Some(include_str!("../../tests/fixtures/crds/backup.yaml").into());
-        backup.versions = vec!["v1alpha1".into(), "v1".into()];
+        backup.api = ApiKind::Adopted {
+            crd: Crd {
+                path: "hack/crds/ops.example.org_backups.yaml".into(),
+                text: include_str!("../../tests/fixtures/crds/backup.yaml").into(),
+            },
+            versions: vec!["v1alpha1".into(), "v1".into()],
+        };
         projects[2].commands.push(Command::CreateApi(backup));
         // Controllers for kinds Kubernetes defines: the shortest and the longest names.
         for (group, kind) in [
@@ -346,26 +325,13 @@ mod tests {
             ),
         ] {
             let core = builtin::find(group, "v1", kind).unwrap();
-            projects[2].commands.push(Command::CreateApi(ApiInputs {
+            let gvk = Gvk {
                 group: group.into(),
                 version: "v1".into(),
                 kind: kind.into(),
-                plural: core.plural.into(),
-                namespaced: core.namespaced,
-                resource: false,
-                controller: true,
-                finalizer: false,
-                force: false,
-                owns: Vec::new(),
-                builtin: true,
-                deploy_image: None,
-                external_crd: None,
-                external_crd_text: None,
-                from_crd: None,
-                from_crd_text: None,
-                versions: Vec::new(),
-                storage_version: false,
-            }));
+            };
+            let api = ApiInputs::new(gvk, core.plural.into(), core.namespaced, ApiKind::Builtin);
+            projects[2].commands.push(Command::CreateApi(api));
         }
         let templates = Templates::load().unwrap();
         for project in &projects {

@@ -158,6 +158,8 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deploymnet", "--resource=false"], 1, "has no kind `apps/v1 Deploymnet`"),
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--finalizer"], 1, "`--finalizer` does not apply to `apps/v1 Deployment`"),
     case(Initialized, &["create", "api", "--group", "core", "--kind", "Pod", "--owns", "core/v1/ConfigMap"], 1, "`--owns` does not apply"),
+    case(Initialized, &["create", "api", "--group", "core", "--kind", "Pod", "--storage-version"], 1, "`--storage-version` does not apply to `core/v1 Pod`"),
+    case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--resource=false", "--storage-version", "--external-api-crd", CERTIFICATE_CRD], 1, "`--storage-version` does not apply with `--external-api-crd`"),
     case(Initialized, &["create", "api", "--group", "webapp", "--kind", "AVeryLongKindNameThatGoesOnAndOnAndOnPastTheKubernetesLimitOfSixtyThree"], 1, "at most 63"),
     case(Initialized, &["create", "api", "--group", "Web", "--kind", "Guestbook"], 1, "invalid group `Web`"),
     case(Initialized, &["create", "api", "--group", "web..app", "--kind", "Guestbook"], 1, "invalid group `web..app`"),
