@@ -8,7 +8,7 @@ use crate::cli::CreateApiArgs;
 use crate::error::user_error;
 use crate::generate::adopted;
 use crate::generate::external::{self, External};
-use crate::model::api::{ApiInputs, ApiKind, Crd, DeployImage};
+use crate::model::api::{ApiInputs, ApiKind, Crd};
 use crate::model::builtin::{self, CoreKind};
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
@@ -90,20 +90,9 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     };
     check_request(&gvk, existing.as_ref(), &request)?;
     let known = project.resources();
-    let deploy_image = deploy_image(&args, resource, controller)?;
-    let mut owns = owned_kinds(&args, &gvk, &plural, controller, &domain, &known)?;
-    if deploy_image.is_some() {
-        if owns.iter().any(|o| o == DEPLOYMENT) {
-            return Err(user_error(
-                "`--owns apps/v1/Deployment` and the deploy-image plugin both make the Deployment",
-                "drop `--owns apps/v1/Deployment`: deploy-image owns it",
-            ));
-        }
-        owns.insert(0, DEPLOYMENT.to_string());
-        if !project.plugins.iter().any(|p| p == deploy_image::KEY) {
-            project.plugins.push(deploy_image::KEY.to_string());
-        }
-    }
+    let deploy_image =
+        deploy_image::options(&args.plugins, &args.deploy_image, resource, controller)?;
+    let owns = owned_kinds(&args, &gvk, &plural, controller, &domain, &known)?;
     let api = match (external, builtin) {
         (Some((about, text)), _) => ApiKind::External(Crd {
             path: external::copy_path(&about.group, &about.plural),
@@ -120,7 +109,9 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     inputs.finalizer = args.finalizer;
     inputs.force = args.force;
     inputs.owns = owns;
-    inputs.deploy_image = deploy_image;
+    if let Some(options) = deploy_image {
+        deploy_image::add(&mut project, &mut inputs, options)?;
+    }
     scaffold(root, project, inputs, &args)
 }
 
@@ -257,123 +248,6 @@ fn resource_plural(gvk: &Gvk, given: Option<&str>, domain: &str) -> anyhow::Resu
         )),
         None => Ok(plural),
     }
-}
-
-/// The Deployment a deploy-image kind owns, as `--owns` spells it.
-const DEPLOYMENT: &str = "apps/v1/Deployment";
-
-/// The deploy-image plugin's inputs: `--plugins deploy-image/v1-alpha` and its flags, checked.
-fn deploy_image(
-    args: &CreateApiArgs,
-    resource: bool,
-    controller: bool,
-) -> anyhow::Result<Option<DeployImage>> {
-    let help = "e.g. `--plugins deploy-image/v1-alpha --image memcached:1.6.26-alpine3.19 --image-container-port 11211`";
-    let mut wanted = false;
-    for plugin in &args.plugins {
-        if !deploy_image::ALIASES.contains(&plugin.as_str()) {
-            return Err(user_error(
-                format!("unknown plugin `{plugin}` for `create api`"),
-                "the plugin `create api` takes is `deploy-image/v1-alpha`",
-            ));
-        }
-        wanted = true;
-    }
-    let flags = [
-        ("--image", args.image.is_some()),
-        (
-            "--image-container-command",
-            args.image_container_command.is_some(),
-        ),
-        (
-            "--image-container-port",
-            args.image_container_port.is_some(),
-        ),
-        ("--run-as-user", args.run_as_user.is_some()),
-    ];
-    if !wanted {
-        return match flags.iter().find(|(_, given)| *given) {
-            Some((flag, _)) => Err(user_error(
-                format!("`{flag}` belongs to the deploy-image plugin, which was not asked for"),
-                format!("add `--plugins deploy-image/v1-alpha`, or drop `{flag}`"),
-            )),
-            None => Ok(None),
-        };
-    }
-    if !resource || !controller {
-        return Err(user_error(
-            "the deploy-image plugin scaffolds a kind and its controller, and `--resource=false` or `--controller=false` was given",
-            "drop `--resource=false` / `--controller=false`",
-        ));
-    }
-    let Some(image) = args.image.clone() else {
-        return Err(user_error(
-            "the deploy-image plugin needs the image to run: `--image` is missing",
-            format!("pass `--image`, {help}"),
-        ));
-    };
-    let literal = |flag: &str, value: &str| {
-        let bad = |c: char| c.is_whitespace() || c.is_control() || c == '"' || c == '\\';
-        if value.is_empty() || value.contains(bad) {
-            return Err(user_error(
-                format!(
-                    "invalid `{flag} {value}`: it must be non-empty, without spaces, quotes or backslashes"
-                ),
-                format!("pass {flag} as one word, {help}"),
-            ));
-        }
-        Ok(value.to_string())
-    };
-    let image = literal("--image", &image)?;
-    let container_command = match &args.image_container_command {
-        Some(command) if command.split(',').any(str::is_empty) => {
-            return Err(user_error(
-                format!("invalid `--image-container-command {command}`: it has an empty argument"),
-                "separate the command's arguments with single commas, e.g. `memcached,--memory-limit=64,-v`",
-            ));
-        }
-        Some(command) => Some(literal("--image-container-command", command)?),
-        None => None,
-    };
-    let number = |flag: &str, value: &str, max: i64| -> anyhow::Result<i64> {
-        match value.parse::<i64>() {
-            Ok(n) if (0..=max).contains(&n) => Ok(n),
-            _ => Err(user_error(
-                format!("invalid `{flag} {value}`: it must be a whole number from 0 to {max}"),
-                format!("pass e.g. `{flag} 1001`"),
-            )),
-        }
-    };
-    let container_port = match &args.image_container_port {
-        Some(port) => match number("--image-container-port", port, 65535)? {
-            0 => {
-                return Err(user_error(
-                    "invalid `--image-container-port 0`: ports start at 1",
-                    "pass the port the image listens on, e.g. `--image-container-port 11211`",
-                ));
-            }
-            n => Some(n as u16),
-        },
-        None => None,
-    };
-    let run_as_user = match &args.run_as_user {
-        Some(user) => match number("--run-as-user", user, i64::from(i32::MAX))? {
-            0 => {
-                return Err(user_error(
-                    "invalid `--run-as-user 0`: the pods run as non-root (`runAsNonRoot`)",
-                    "pass the image's non-root user ID, e.g. `--run-as-user 1001`",
-                ));
-            }
-            n => Some(n),
-        },
-        None => None,
-    };
-    Ok(Some(DeployImage {
-        image,
-        container_command,
-        container_port,
-        run_as_user,
-    }))
 }
 
 /// `--owns`, resolved and checked, as PROJECT records it.

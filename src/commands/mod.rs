@@ -186,7 +186,7 @@ mod tests {
     use crate::model::project::{Command as Step, InitInputs, License};
     use crate::plugins::{self, ApiContext, BUNDLE, InitContext, base, kustomize};
     use crate::scaffold::marker::{self, Marker};
-    use crate::scaffold::plan::{Fragment, IfExists, Plan};
+    use crate::scaffold::plan::{Fragment, Plan};
     use crate::scaffold::templates::Templates;
 
     fn init_inputs() -> InitInputs {
@@ -225,6 +225,18 @@ mod tests {
             }
         }
         let all = crate::scaffold::templates::names();
+        // A partial is used through the templates that include or extend it.
+        for name in &all {
+            let text = crate::scaffold::templates::source(name).unwrap();
+            for tag in ["{%- include \"", "{% include \"", "{% extends \""] {
+                for (at, _) in text.match_indices(tag) {
+                    let rest = &text[at + tag.len()..];
+                    let partial = &rest[..rest.find('"').unwrap()];
+                    assert!(all.iter().any(|t| t == partial), "{name} names {partial}");
+                    used.entry(partial.to_string()).or_default();
+                }
+            }
+        }
         let unused: Vec<_> = all.iter().filter(|t| !used.contains_key(*t)).collect();
         assert!(unused.is_empty(), "templates no spec uses: {unused:?}");
     }
@@ -298,7 +310,7 @@ mod tests {
         }
         let mut memcached = api_inputs(true);
         memcached.owns = vec!["apps/v1/Deployment".into()];
-        memcached.deploy_image = Some(crate::model::api::DeployImage {
+        memcached.deploy_image = Some(crate::plugins::deploy_image::Options {
             image: "memcached:1.6.26-alpine3.19".into(),
             container_command: Some("memcached,-v".into()),
             container_port: Some(11211),
@@ -313,17 +325,19 @@ mod tests {
         )
         .unwrap();
         let mut plan = Plan::default();
-        let sample = plugins::paths::sample(&context.sample_file);
-        let base_sample = "api/config/samples/sample.yaml.tera";
-        plan.file(base_sample, sample, IfExists::Error);
         let deploy_image = &plugins::deploy_image::DeployImage as &dyn plugins::Plugin;
-        deploy_image
-            .create_api(&mut plan, &context, &mut Tree::empty())
-            .unwrap();
-        for spec in &plan.files {
+        for plugin in BUNDLE.iter().chain([&deploy_image]) {
+            let mut tree = Tree::empty();
+            plugin.create_api(&mut plan, &context, &mut tree).unwrap();
+        }
+        let ours = plan
+            .files
+            .iter()
+            .filter(|s| s.template.starts_with("deploy-image/"));
+        for spec in ours {
             *used.entry(templates.resolve(&spec.template)).or_default() += 1;
             let text = templates.render(&spec.template, &context).unwrap();
-            assert!(text.contains("containerPort: 11211"), "{text}");
+            assert!(text.contains("11211"), "{}: {text}", spec.template);
         }
         // Every kind of webhook, for a kind of the project with two versions.
         let mut v2 = api_inputs(true);

@@ -215,7 +215,7 @@ mod tests {
             ),
         ] {
             let mut api = owner("cache", kind, &["apps/v1/Deployment"]);
-            api.deploy_image = Some(crate::model::api::DeployImage {
+            api.deploy_image = Some(crate::plugins::deploy_image::Options {
                 image,
                 container_command: Some("memcached,--memory-limit=64,-o,modern,-v".into()),
                 container_port: Some(11211),

@@ -114,6 +114,11 @@ impl Templates {
     }
 }
 
+/// The text of the embedded template `name` (its full name, `v3/...`), as written.
+pub fn source(name: &str) -> Option<&'static str> {
+    SCAFFOLDS.get_file(name).and_then(|f| f.contents_utf8())
+}
+
 /// The names of all embedded templates.
 pub fn names() -> Vec<String> {
     fn walk(dir: &Dir<'_>, out: &mut Vec<String>) {
