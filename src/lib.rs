@@ -1,16 +1,16 @@
 //! kube-scaffold: kubebuilder's workflow for Kubernetes operators written in Rust on kube-rs.
 //!
 //! `cli` parses, `commands` turn arguments into a plan of files, `model` holds the validated
-//! names and the PROJECT file, `plugins` say what gets generated from templates, `generate`
+//! names and the PROJECT file, `plugins` say what gets generated from templates, `codegen`
 //! what from CRDs and Rust sources (kopium, syn, manifests), `scaffold` renders and writes
 //! plans, `ui` prints.
 
 use std::process::ExitCode;
 
 pub mod cli;
+pub mod codegen;
 pub mod commands;
 pub mod error;
-pub mod generate;
 pub mod layouts;
 pub mod model;
 pub mod plugins;

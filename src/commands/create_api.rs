@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use crate::cli::CreateApiArgs;
+use crate::codegen::adopted;
+use crate::codegen::external::{self, External};
 use crate::error::user_error;
-use crate::generate::adopted;
-use crate::generate::external::{self, External};
 use crate::model::api::{ApiInputs, ApiKind, Crd};
 use crate::model::builtin::{self, CoreKind};
 use crate::model::gvk::{self, Gvk};

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::{Command as Process, Stdio};
 
 use crate::cli::UpgradeArgs;
+use crate::codegen::manifests;
 use crate::error::user_error;
-use crate::generate::manifests;
 use crate::model::project::{self, Project};
 use crate::plugins;
 use crate::scaffold::apply::{self, Action};

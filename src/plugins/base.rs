@@ -1,6 +1,7 @@
 //! The base plugin: the Rust crate (manager, `crdgen`, API types, controllers and their
 //! tests), Makefile, Dockerfile, README and GitHub workflows.
 
+use crate::codegen;
 use crate::error::user_error;
 use crate::model::project::Layout;
 use crate::scaffold::marker::Marker;
@@ -145,7 +146,7 @@ impl Plugin for Base {
             if let Some(previous) = &c.previous_stored {
                 let file = paths::api_module(group, previous, kind);
                 let text = tree.read(&file)?.unwrap_or_default().to_string();
-                let Some(marked) = not_stored(&text, previous) else {
+                let Some(marked) = codegen::edit::not_stored(&text, previous) else {
                     return Err(user_error(
                         format!(
                             "cannot find the `#[kube(...)]` attribute of {} {previous} in {file}, to mark it `storage = false`",
@@ -253,30 +254,6 @@ fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: Str
     plan.insert(API_GROUPS, format!("pub mod {group};\n\n"));
     plan.insert_at(group_mod, API_VERSIONS, format!("pub mod {version};\n\n"));
     plan.insert_at(version_mod, API_KINDS, declaration);
-}
-
-/// `text`, the type of a kind's `version`, with `storage = false` added to its `#[kube]`
-/// attribute: after its `version = "<version>",` line, as kube-scaffold lays it out, or as a
-/// line of its own after kopium's one-line attribute. `None` when neither is there once.
-fn not_stored(text: &str, version: &str) -> Option<String> {
-    let ours = format!("    version = \"{version}\",\n");
-    if text.matches(&ours).count() == 1 {
-        return Some(text.replacen(&ours, &format!("{ours}    storage = false,\n"), 1));
-    }
-    let kopium = text
-        .lines()
-        .filter(|l| {
-            l.starts_with("#[kube(group = ") && l.contains(&format!("version = \"{version}\""))
-        })
-        .collect::<Vec<_>>();
-    match kopium[..] {
-        [line] => Some(text.replacen(
-            &format!("{line}\n"),
-            &format!("{line}\n#[kube(storage = false)]\n"),
-            1,
-        )),
-        _ => None,
-    }
 }
 
 /// How a kind's own files (its type, controller, sample, roles) meet existing ones: refused,

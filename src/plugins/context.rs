@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use crate::generate::adopted;
-use crate::generate::external;
-use crate::generate::fields;
-use crate::generate::manifests;
+use crate::codegen::adopted;
+use crate::codegen::external;
+use crate::codegen::fields;
+use crate::codegen::manifests;
 use crate::model::api::ApiInputs;
 use crate::model::gvk;
 use crate::model::names;

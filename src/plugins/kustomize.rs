@@ -1,7 +1,7 @@
 //! The kustomize plugin: the `config/` tree, as kubebuilder's `kustomize/v2` lays it out:
 //! `default`, `manager`, `rbac`, `crd`, `samples`, `prometheus`, `network-policy`.
 
-use crate::generate::manifests;
+use crate::codegen::manifests;
 use crate::model::project::Layout;
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{IfExists, Plan};

@@ -2,7 +2,7 @@
 //! group, a built-in kind, what its controller controls), the RBAC rules of every controller of
 //! the project, and every webhook's hook as its manifests list it.
 
-use crate::generate::manifests;
+use crate::codegen::manifests;
 use crate::model::api::ApiInputs;
 use crate::model::builtin;
 use crate::model::gvk;

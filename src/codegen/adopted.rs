@@ -88,7 +88,7 @@ pub fn rust_types(
         // Conditions, object references and int-or-strings become k8s-openapi's types, whose
         // JSON schemas the project has (k8s-openapi's `schemars` feature).
         .smart_derive_elision(true)
-        .no_condition(!crate::generate::external::conditions_fit(crd, version))
+        .no_condition(!crate::codegen::external::conditions_fit(crd, version))
         .build();
     let types = generator
         .generate_rust_types_for(crd, None::<String>)
@@ -252,7 +252,7 @@ fn quoted(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generate::external;
+    use crate::codegen::external;
 
     const BACKUP: &str = include_str!("../../tests/fixtures/crds/backup.yaml");
 
