@@ -16,7 +16,6 @@ use crate::model::owned::{self, Owned};
 use crate::model::project::{Command, Project, Resource};
 use crate::plugins::{self, base, deploy_image};
 use crate::prompt;
-use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 use crate::ui;
 
@@ -122,17 +121,6 @@ fn scaffold(
     inputs: ApiInputs,
     args: &CreateApiArgs,
 ) -> anyhow::Result<()> {
-    let bundle = plugins::resolve(&project)?;
-    let mut tree = Tree::over(root);
-    let templates = Templates::load()?;
-    let report = plugins::create_api(
-        &bundle,
-        &project.init,
-        &inputs,
-        &project.commands,
-        &templates,
-        &mut tree,
-    )?;
     let how = super::Finish {
         overwrite_edited: args.overwrite_edited,
         dry_run: args.dry_run,
@@ -140,7 +128,7 @@ fn scaffold(
     };
     let next = "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests";
     let command = Command::CreateApi(inputs);
-    super::record(root, tree, &report, project, command, &how, next)
+    super::scaffold(root, Tree::over(root), project, command, &how, next)
 }
 
 /// `create api --from-crd FILE`: the CRD's kind, every version of it, adopted as the
@@ -521,6 +509,7 @@ mod tests {
     use crate::model::project::{InitInputs, Layout, License};
     use crate::plugins::{ApiContext, BUNDLE};
     use crate::scaffold::plan::Plan;
+    use crate::scaffold::templates::Templates;
 
     static TEMPLATES: LazyLock<Templates> = LazyLock::new(|| Templates::load().unwrap());
 

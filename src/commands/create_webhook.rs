@@ -13,13 +13,12 @@ use crate::model::builtin;
 use crate::model::gvk::Gvk;
 use crate::model::project::{Command, Project, WebhookInputs};
 use crate::plugins::{self, base};
-use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
 pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
     let project = Project::load(root)?;
     project.check_compatible()?;
-    let bundle = plugins::resolve(&project)?;
+    plugins::resolve(&project)?;
     if !args.spoke.is_empty() && !args.conversion {
         return Err(user_error(
             "`--spoke` names the versions of a conversion webhook",
@@ -79,15 +78,6 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         self_signed,
         force: args.force,
     };
-    let templates = Templates::load()?;
-    let report = plugins::create_webhook(
-        &bundle,
-        &project.init,
-        &inputs,
-        &project.commands,
-        &templates,
-        &mut tree,
-    )?;
     let how = super::Finish {
         overwrite_edited: args.overwrite_edited,
         dry_run: args.dry_run,
@@ -109,7 +99,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         "\nNext: {what}, then generate the manifests with:\n$ make manifests\n{certificates}"
     );
     let command = Command::CreateWebhook(inputs);
-    super::record(root, tree, &report, project, command, &how, &next)
+    super::scaffold(root, tree, project, command, &how, &next)
 }
 
 /// The spokes `--conversion --spoke` asks for, checked: other versions of the kind, without a

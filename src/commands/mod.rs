@@ -113,19 +113,22 @@ fn finish(
     Ok(())
 }
 
-/// Records `command` in `project` and finishes the tree it rendered (`finish`); then, unless in
-/// a dry run, says what to do `next`.
-fn record(
+/// Renders `command` onto `tree` (the project as it is) with the project's plugins, records it
+/// in `project` and finishes (`finish`); then, unless in a dry run, says what to do `next`.
+fn scaffold(
     root: &Path,
-    tree: Tree,
-    report: &Report,
+    mut tree: Tree,
     mut project: Project,
     command: project::Command,
     how: &Finish<'_>,
     next: &str,
 ) -> anyhow::Result<()> {
+    let plugins = crate::plugins::resolve(&project)?;
+    let templates = crate::scaffold::templates::Templates::load()?;
+    let (init, earlier) = (&project.init, &project.commands);
+    let report = crate::plugins::command(&plugins, init, &command, earlier, &templates, &mut tree)?;
     project.commands.push(command);
-    finish(root, tree, report, project, how)?;
+    finish(root, tree, &report, project, how)?;
     if !how.dry_run {
         ui::say(next);
     }
@@ -241,6 +244,21 @@ mod tests {
         assert!(unused.is_empty(), "templates no spec uses: {unused:?}");
     }
 
+    /// The context of `create api` for `api` in a new project.
+    fn api_context(api: &ApiInputs, templates: &Templates) -> ApiContext {
+        ApiContext::new(&init_inputs(), api, String::new(), &[], templates.layout()).unwrap()
+    }
+
+    /// What `plugins` plan for `create api` with `context`, in a new project.
+    fn api_plan(plugins: &[&dyn plugins::Plugin], context: &ApiContext) -> Plan {
+        let mut plan = Plan::default();
+        for plugin in plugins {
+            let mut tree = Tree::empty();
+            plugin.create_api(&mut plan, context, &mut tree).unwrap();
+        }
+        plan
+    }
+
     /// The templates a layout's commands render (each rendered), by their embedded name, with
     /// how many specs use each.
     fn uses(templates: &Templates) -> BTreeMap<String, usize> {
@@ -257,21 +275,8 @@ mod tests {
         }
         for namespaced in [true, false] {
             let inputs = api_inputs(namespaced);
-            let context = ApiContext::new(
-                &init_inputs(),
-                &inputs,
-                String::new(),
-                &[],
-                templates.layout(),
-            )
-            .unwrap();
-            let mut plan = Plan::default();
-            for plugin in BUNDLE {
-                plugin
-                    .create_api(&mut plan, &context, &mut Tree::empty())
-                    .unwrap();
-            }
-            for spec in &plan.files {
+            let context = api_context(&inputs, templates);
+            for spec in &api_plan(BUNDLE, &context).files {
                 if namespaced {
                     *used.entry(templates.resolve(&spec.template)).or_default() += 1;
                 }
@@ -286,19 +291,8 @@ mod tests {
         let mut deployment = api_inputs(true);
         (deployment.group, deployment.kind) = ("apps".into(), "Deployment".into());
         deployment.api = ApiKind::Builtin;
-        let context = ApiContext::new(
-            &init_inputs(),
-            &deployment,
-            String::new(),
-            &[],
-            templates.layout(),
-        )
-        .unwrap();
-        let mut plan = Plan::default();
-        for plugin in BUNDLE {
-            let mut tree = Tree::empty();
-            plugin.create_api(&mut plan, &context, &mut tree).unwrap();
-        }
+        let context = api_context(&deployment, templates);
+        let plan = api_plan(BUNDLE, &context);
         for spec in plan
             .files
             .iter()
@@ -316,20 +310,10 @@ mod tests {
             container_port: Some(11211),
             run_as_user: Some(1001),
         });
-        let context = ApiContext::new(
-            &init_inputs(),
-            &memcached,
-            String::new(),
-            &[],
-            templates.layout(),
-        )
-        .unwrap();
-        let mut plan = Plan::default();
+        let context = api_context(&memcached, templates);
         let deploy_image = &plugins::deploy_image::DeployImage as &dyn plugins::Plugin;
-        for plugin in BUNDLE.iter().chain([&deploy_image]) {
-            let mut tree = Tree::empty();
-            plugin.create_api(&mut plan, &context, &mut tree).unwrap();
-        }
+        let all: Vec<_> = BUNDLE.iter().copied().chain([deploy_image]).collect();
+        let plan = api_plan(&all, &context);
         let ours = plan
             .files
             .iter()
@@ -358,9 +342,8 @@ mod tests {
         let mut tree = crate::scaffold::tree::Tree::empty();
         plugins::init(BUNDLE, &init_inputs(), templates, &mut tree).unwrap();
         for (i, step) in earlier.iter().enumerate() {
-            let api = step.api().unwrap();
             let before = &earlier[..i];
-            plugins::create_api(BUNDLE, &init_inputs(), api, before, templates, &mut tree).unwrap();
+            plugins::command(BUNDLE, &init_inputs(), step, before, templates, &mut tree).unwrap();
         }
         let context = plugins::WebhookContext::new(
             &init_inputs(),
@@ -464,16 +447,9 @@ mod tests {
                 None => {
                     let mut with_kind = Tree::empty();
                     plugins::init(BUNDLE, &init_inputs(), &templates, &mut with_kind).unwrap();
-                    let api = api_inputs(true);
-                    plugins::create_api(
-                        BUNDLE,
-                        &init_inputs(),
-                        &api,
-                        &[],
-                        &templates,
-                        &mut with_kind,
-                    )
-                    .unwrap();
+                    let api = Step::CreateApi(api_inputs(true));
+                    let init = init_inputs();
+                    plugins::command(BUNDLE, &init, &api, &[], &templates, &mut with_kind).unwrap();
                     with_kind
                         .read(m.file)
                         .unwrap()

@@ -23,7 +23,7 @@ pub use context::{
     AdoptedVersion, ApiContext, ConversionContext, DeployImageContext, Direction, InitContext,
     OwnedContext, WebhookContext,
 };
-pub use run::{create_api, create_webhook, init, replay, replay_layout};
+pub use run::{command, init, replay, replay_layout};
 
 /// A plugin: what it adds to the plan of each command.
 pub trait Plugin {

@@ -32,7 +32,7 @@ pub fn init(
 }
 
 /// Renders `create api` onto `tree`, which holds the project as it is (formatted as `init`).
-pub fn create_api(
+fn create_api(
     plugins: &[&dyn Plugin],
     init: &InitInputs,
     api: &ApiInputs,
@@ -51,7 +51,7 @@ pub fn create_api(
 }
 
 /// Renders `create webhook` onto `tree`.
-pub fn create_webhook(
+fn create_webhook(
     plugins: &[&dyn Plugin],
     init: &InitInputs,
     webhook: &WebhookInputs,
@@ -92,30 +92,32 @@ pub fn replay_layout(
     }
 }
 
+/// Renders a `create` command onto `tree`, after the commands `earlier`.
+pub fn command(
+    plugins: &[&dyn Plugin],
+    init: &InitInputs,
+    command: &Command,
+    earlier: &[Command],
+    templates: &Templates,
+    tree: &mut Tree,
+) -> anyhow::Result<Report> {
+    match command {
+        Command::CreateApi(api) => create_api(plugins, init, api, earlier, templates, tree),
+        Command::CreateWebhook(hook) => {
+            create_webhook(plugins, init, hook, earlier, templates, tree)
+        }
+    }
+}
+
 /// The whole project, rendered from its PROJECT alone: `init`, then every command in order.
 /// Nothing is read from disk.
 pub fn replay(project: &Project, templates: &Templates) -> anyhow::Result<Tree> {
     let plugins = resolve(project)?;
     let mut tree = Tree::empty();
     init(&plugins, &project.init, templates, &mut tree)?;
-    for (i, command) in project.commands.iter().enumerate() {
-        match command {
-            Command::CreateApi(api) => {
-                let earlier = &project.commands[..i];
-                create_api(&plugins, &project.init, api, earlier, templates, &mut tree)?;
-            }
-            Command::CreateWebhook(webhook) => {
-                let earlier = &project.commands[..i];
-                create_webhook(
-                    &plugins,
-                    &project.init,
-                    webhook,
-                    earlier,
-                    templates,
-                    &mut tree,
-                )?;
-            }
-        }
+    for (i, step) in project.commands.iter().enumerate() {
+        let earlier = &project.commands[..i];
+        command(&plugins, &project.init, step, earlier, templates, &mut tree)?;
     }
     Ok(tree)
 }
