@@ -345,15 +345,13 @@ mod tests {
             let before = &earlier[..i];
             plugins::command(BUNDLE, &init_inputs(), step, before, templates, &mut tree).unwrap();
         }
-        let context = plugins::WebhookContext::new(
-            &init_inputs(),
-            &webhook,
-            String::new(),
-            &earlier,
-            &mut tree,
-            templates.layout(),
-        )
-        .unwrap();
+        let layout = templates.layout();
+        let mut context_of = |webhook: &crate::model::project::WebhookInputs| {
+            let init = init_inputs();
+            plugins::WebhookContext::new(&init, webhook, String::new(), &earlier, &mut tree, layout)
+                .unwrap()
+        };
+        let context = context_of(&webhook);
         let mut plan = Plan::default();
         for plugin in BUNDLE {
             plugin.create_webhook(&mut plan, &context).unwrap();
@@ -367,18 +365,10 @@ mod tests {
         }
         fragments(&plan, templates, &context, &mut used);
         // The other certificate mode: its own files (those of both modes are counted once).
-        let self_signed = plugins::WebhookContext::new(
-            &init_inputs(),
-            &crate::model::project::WebhookInputs {
-                self_signed: true,
-                ..webhook.clone()
-            },
-            String::new(),
-            &earlier,
-            &mut tree,
-            templates.layout(),
-        )
-        .unwrap();
+        let self_signed = context_of(&crate::model::project::WebhookInputs {
+            self_signed: true,
+            ..webhook.clone()
+        });
         let mut plan = Plan::default();
         kustomize::plan_webhook(&mut plan, &self_signed);
         let both: Vec<&str> = plan.files.iter().map(|s| s.template.as_str()).collect();
