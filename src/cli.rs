@@ -153,15 +153,8 @@ pub struct CreateWebhookArgs {
     /// webhook.
     #[arg(long)]
     pub self_signed: bool,
-    /// Scaffold the hook's files again if they exist (files you edited are kept).
-    #[arg(long)]
-    pub force: bool,
-    /// With --force, also overwrite the hook's files you edited since they were scaffolded.
-    #[arg(long, requires = "force")]
-    pub overwrite_edited: bool,
-    /// Print the files it would write and a diff of each change; write nothing.
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub write: WriteFlags,
 }
 
 #[derive(Debug, Args)]
@@ -220,10 +213,19 @@ pub struct CreateApiArgs {
     /// `#[kube(storage = false)]`). Without it, the version stored stays the one it was.
     #[arg(long)]
     pub storage_version: bool,
-    /// Overwrite the kind's files if they exist (files you edited are kept; see below).
+    #[command(flatten)]
+    pub write: WriteFlags,
+}
+
+/// How a `create` command meets the files it scaffolds, and whether it writes.
+#[derive(Debug, Args)]
+pub struct WriteFlags {
+    /// Scaffold this command's files again if they exist (files you edited are kept; see
+    /// `--overwrite-edited`).
     #[arg(long)]
     pub force: bool,
-    /// With --force, also overwrite the kind's files you edited since they were scaffolded.
+    /// With --force, also overwrite this command's files you edited since they were
+    /// scaffolded.
     #[arg(long, requires = "force")]
     pub overwrite_edited: bool,
     /// Print the files it would write and a diff of each change; write nothing.

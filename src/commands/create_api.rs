@@ -85,7 +85,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         resource,
         controller,
         builtin: builtin.is_some() || external.is_some(),
-        force: args.force,
+        force: args.write.force,
     };
     check_request(&gvk, existing.as_ref(), &request)?;
     let known = project.resources();
@@ -106,7 +106,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut inputs = ApiInputs::new(gvk, plural, namespaced, api);
     inputs.controller = controller;
     inputs.finalizer = args.finalizer;
-    inputs.force = args.force;
+    inputs.force = args.write.force;
     inputs.owns = owns;
     if let Some(options) = deploy_image {
         deploy_image::add(&mut project, &mut inputs, options)?;
@@ -122,8 +122,8 @@ fn scaffold(
     args: &CreateApiArgs,
 ) -> anyhow::Result<()> {
     let how = super::Finish {
-        overwrite_edited: args.overwrite_edited,
-        dry_run: args.dry_run,
+        overwrite_edited: args.write.overwrite_edited,
+        dry_run: args.write.dry_run,
         conflict_help: "pass `--force` to scaffold the kind's files again",
     };
     let next = "\nNext: implement your new API and generate the manifests (CRDs, RBAC) with:\n$ make manifests";
@@ -212,7 +212,7 @@ fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> an
     };
     let mut inputs = ApiInputs::new(gvk, plural, about.namespaced, api);
     inputs.controller = controller;
-    inputs.force = args.force;
+    inputs.force = args.write.force;
     scaffold(root, project, inputs, args)
 }
 

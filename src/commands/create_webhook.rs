@@ -54,7 +54,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
             "--programmatic-validation",
         ),
     ] {
-        if asked && exists && !args.force {
+        if asked && exists && !args.write.force {
             return Err(user_error(
                 format!(
                     "`{}/{} {}` has its `{flag}` webhook already; nothing was written",
@@ -76,11 +76,11 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         conversion: args.conversion,
         spoke,
         self_signed,
-        force: args.force,
+        force: args.write.force,
     };
     let how = super::Finish {
-        overwrite_edited: args.overwrite_edited,
-        dry_run: args.dry_run,
+        overwrite_edited: args.write.overwrite_edited,
+        dry_run: args.write.dry_run,
         conflict_help: "pass `--force` to scaffold the hook's files again",
     };
     let what = match inputs.conversion {
@@ -154,7 +154,7 @@ fn spokes(project: &Project, gvk: &Gvk, args: &CreateWebhookArgs) -> anyhow::Res
                 format!("add it first: `{}`", create_api(spoke)),
             ));
         }
-        if earlier.iter().any(|w| w.spoke.contains(spoke)) && !args.force {
+        if earlier.iter().any(|w| w.spoke.contains(spoke)) && !args.write.force {
             return Err(user_error(
                 format!("{kind} {spoke} has its conversions already; nothing was written"),
                 "pass `--force` to scaffold its file again, or drop that `--spoke`",
