@@ -187,8 +187,8 @@ mod tests {
     use crate::model::api::{ApiInputs, ApiKind};
     use crate::model::project::Layout;
     use crate::model::project::{Command as Step, InitInputs, License};
-    use crate::plugins::{self, ApiContext, BUNDLE, InitContext, base, kustomize};
-    use crate::scaffold::marker::{self, Marker};
+    use crate::plugins::{self, ApiContext, BUNDLE, InitContext, kustomize};
+    use crate::scaffold::marker;
     use crate::scaffold::plan::{Fragment, Plan};
     use crate::scaffold::templates::Templates;
 
@@ -411,48 +411,51 @@ mod tests {
         }
     }
 
-    /// Markers are declared once, as constants: each stands in the file `init` writes for it.
+    /// Markers are declared once, as constants, in the descriptor of the file that holds them:
+    /// each names that file and stands in it as the plugins write it (in a project with a kind
+    /// and a webhook, of either certificate mode).
     #[test]
     fn every_declared_marker_stands_in_its_file() {
         let templates = Templates::load().unwrap();
-        let mut tree = Tree::empty();
-        plugins::init(BUNDLE, &init_inputs(), &templates, &mut tree).unwrap();
-        let markers: [Marker; 10] = [
-            base::API_GROUPS,
-            base::RESOURCES,
-            base::CRDS,
-            base::CONTROLLER_MODULES,
-            base::CONTROLLERS,
-            base::RBAC_RULES,
-            kustomize::DEFAULT_CRD,
-            kustomize::CRD_RESOURCES,
-            kustomize::SAMPLE_RESOURCES,
-            kustomize::RBAC_ROLES,
-        ];
-        for m in markers {
-            let line = marker::marker_line(m.file, m.name).unwrap();
-            let text = match tree.read(m.file).unwrap() {
-                Some(text) => text.to_string(),
-                // config/crd and config/samples come with the first kind.
-                None => {
-                    let mut with_kind = Tree::empty();
-                    plugins::init(BUNDLE, &init_inputs(), &templates, &mut with_kind).unwrap();
-                    let api = Step::CreateApi(api_inputs(true));
-                    let init = init_inputs();
-                    plugins::command(BUNDLE, &init, &api, &[], &templates, &mut with_kind).unwrap();
-                    with_kind
-                        .read(m.file)
-                        .unwrap()
-                        .unwrap_or_default()
-                        .to_string()
+        let mut trees: Vec<Tree> = [false, true]
+            .map(|self_signed| {
+                let mut project = Project::new(init_inputs(), plugins::bundle_keys());
+                project.commands.push(Step::CreateApi(api_inputs(true)));
+                let webhook = crate::model::project::WebhookInputs {
+                    group: "web-app".into(),
+                    version: "v1".into(),
+                    kind: "HTTPRoute".into(),
+                    defaulting: true,
+                    validation: false,
+                    conversion: false,
+                    spoke: Vec::new(),
+                    self_signed,
+                    force: false,
+                };
+                project.commands.push(Step::CreateWebhook(webhook));
+                plugins::replay(&project, &templates).unwrap()
+            })
+            .into();
+        let mut declared = 0;
+        for plugin in plugins::known() {
+            for d in plugin.descriptors().iter().copied().flatten() {
+                for m in d.markers {
+                    assert_eq!(m.file, d.dest, "`{}` is declared in {}", m.name, d.dest);
+                    let line = marker::marker_line(m.file, m.name).unwrap();
+                    let text = trees
+                        .iter_mut()
+                        .find_map(|t| t.read(d.dest).unwrap().map(str::to_string));
+                    let text = text.unwrap_or_else(|| panic!("no {} was written", d.dest));
+                    assert!(
+                        text.lines().any(|l| l.trim() == line),
+                        "{} lacks `{line}`",
+                        m.file
+                    );
+                    declared += 1;
                 }
-            };
-            assert!(
-                text.lines().any(|l| l.trim() == line),
-                "{} lacks `{line}`",
-                m.file
-            );
+            }
         }
+        assert_eq!(declared, 18, "markers declared in descriptors");
     }
 
     #[test]

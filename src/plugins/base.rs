@@ -5,7 +5,7 @@ use crate::codegen;
 use crate::error::user_error;
 use crate::model::project::Layout;
 use crate::scaffold::marker::Marker;
-use crate::scaffold::plan::{IfExists, Plan};
+use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 use crate::scaffold::templates;
 use crate::scaffold::tree::Tree;
 
@@ -41,40 +41,40 @@ pub const CONVERSIONS: Marker = Marker::new(CONVERSION_MOD, "conversions");
 const API_VERSIONS: &str = "api-versions";
 const API_KINDS: &str = "api-kinds";
 
-/// The files `init` writes: (template under a layout's directory, destination).
+/// The files `init` writes.
 #[rustfmt::skip]
-const INIT_FILES: &[(&str, &str)] = &[
-    ("init/Cargo.toml.tera", "Cargo.toml"),
-    ("init/Makefile.tera", "Makefile"),
-    ("init/Dockerfile.tera", "Dockerfile"),
-    ("init/dockerignore.tera", ".dockerignore"),
-    ("init/gitignore.tera", ".gitignore"),
-    ("init/README.md.tera", "README.md"),
-    ("init/src/main.rs.tera", "src/main.rs"),
-    ("init/src/lib.rs.tera", "src/lib.rs"),
-    ("init/src/health.rs.tera", "src/health.rs"),
-    ("init/src/leader.rs.tera", "src/leader.rs"),
-    ("init/src/metrics.rs.tera", "src/metrics.rs"),
-    ("init/src/server.rs.tera", "src/server.rs"),
-    ("init/src/testing.rs.tera", "src/testing.rs"),
-    ("init/src/api/mod.rs.tera", API_MOD),
-    ("init/src/api/conditions.rs.tera", "src/api/conditions.rs"),
-    ("init/src/controller/mod.rs.tera", CONTROLLER_MOD),
-    ("init/src/webhook/mod.rs.tera", WEBHOOK_MOD),
-    ("init/src/webhook/conversion.rs.tera", CONVERSION_MOD),
-    ("init/src/webhook/certs.rs.tera", "src/webhook/certs.rs"),
-    ("init/src/webhook/fake.rs.tera", "src/webhook/fake.rs"),
-    ("init/src/webhook/local.rs.tera", "src/webhook/local.rs"),
-    ("init/src/controller/children.rs.tera", "src/controller/children.rs"),
-    ("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs"),
-    ("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs"),
-    ("init/tests/e2e.rs.tera", "tests/e2e.rs"),
-    ("init/tests/integration.rs.tera", "tests/integration.rs"),
-    ("init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs"),
-    ("init/tests/support/mod.rs.tera", "tests/support/mod.rs"),
-    ("init/github/workflows/test.yml.tera", ".github/workflows/test.yml"),
-    ("init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml"),
-    ("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml"),
+const INIT_FILES: &[Descriptor] = &[
+    Descriptor::new("init/Cargo.toml.tera", "Cargo.toml", IfExists::Error).with_markers(&[RUNTIME_FEATURES]),
+    Descriptor::new("init/Makefile.tera", "Makefile", IfExists::Error),
+    Descriptor::new("init/Dockerfile.tera", "Dockerfile", IfExists::Error),
+    Descriptor::new("init/dockerignore.tera", ".dockerignore", IfExists::Error),
+    Descriptor::new("init/gitignore.tera", ".gitignore", IfExists::Error),
+    Descriptor::new("init/README.md.tera", "README.md", IfExists::Error),
+    Descriptor::new("init/src/main.rs.tera", "src/main.rs", IfExists::Error),
+    Descriptor::new("init/src/lib.rs.tera", "src/lib.rs", IfExists::Error),
+    Descriptor::new("init/src/health.rs.tera", "src/health.rs", IfExists::Error),
+    Descriptor::new("init/src/leader.rs.tera", "src/leader.rs", IfExists::Error),
+    Descriptor::new("init/src/metrics.rs.tera", "src/metrics.rs", IfExists::Error),
+    Descriptor::new("init/src/server.rs.tera", "src/server.rs", IfExists::Error),
+    Descriptor::new("init/src/testing.rs.tera", "src/testing.rs", IfExists::Error),
+    Descriptor::new("init/src/api/mod.rs.tera", API_MOD, IfExists::Error).with_markers(&[API_GROUPS, RESOURCES, EXTERNAL_RESOURCES, CRDS]),
+    Descriptor::new("init/src/api/conditions.rs.tera", "src/api/conditions.rs", IfExists::Error),
+    Descriptor::new("init/src/controller/mod.rs.tera", CONTROLLER_MOD, IfExists::Error).with_markers(&[CONTROLLER_MODULES, CONTROLLERS, RBAC_RULES]),
+    Descriptor::new("init/src/webhook/mod.rs.tera", WEBHOOK_MOD, IfExists::Error).with_markers(&[WEBHOOK_MODULES, WEBHOOKS]),
+    Descriptor::new("init/src/webhook/conversion.rs.tera", CONVERSION_MOD, IfExists::Error).with_markers(&[CONVERSIONS]),
+    Descriptor::new("init/src/webhook/certs.rs.tera", "src/webhook/certs.rs", IfExists::Error),
+    Descriptor::new("init/src/webhook/fake.rs.tera", "src/webhook/fake.rs", IfExists::Error),
+    Descriptor::new("init/src/webhook/local.rs.tera", "src/webhook/local.rs", IfExists::Error),
+    Descriptor::new("init/src/controller/children.rs.tera", "src/controller/children.rs", IfExists::Error),
+    Descriptor::new("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs", IfExists::Error),
+    Descriptor::new("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs", IfExists::Error),
+    Descriptor::new("init/tests/e2e.rs.tera", "tests/e2e.rs", IfExists::Error),
+    Descriptor::new("init/tests/integration.rs.tera", "tests/integration.rs", IfExists::Error),
+    Descriptor::new("init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs", IfExists::Error),
+    Descriptor::new("init/tests/support/mod.rs.tera", "tests/support/mod.rs", IfExists::Error),
+    Descriptor::new("init/github/workflows/test.yml.tera", ".github/workflows/test.yml", IfExists::Error),
+    Descriptor::new("init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml", IfExists::Error),
+    Descriptor::new("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml", IfExists::Error),
 ];
 
 /// The files of `INIT_FILES` that layout v3 no longer writes: their code is the runtime
@@ -112,9 +112,9 @@ impl Plugin for Base {
             plan.file(BOILERPLATE_TEMPLATE, BOILERPLATE, IfExists::Error);
         }
         let v2 = c.layout == Layout::V2;
-        for (template, dest) in INIT_FILES {
-            if v2 || !IN_RUNTIME.contains(dest) {
-                plan.file(template, *dest, IfExists::Error);
+        for file in INIT_FILES {
+            if v2 || !IN_RUNTIME.contains(&file.dest) {
+                plan.add(file);
             }
         }
         if !v2 {
@@ -191,6 +191,10 @@ impl Plugin for Base {
             }
         }
         Ok(())
+    }
+
+    fn descriptors(&self) -> &'static [&'static [Descriptor]] {
+        &[INIT_FILES]
     }
 
     fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {

@@ -4,7 +4,7 @@
 use crate::codegen::manifests;
 use crate::model::project::Layout;
 use crate::scaffold::marker::Marker;
-use crate::scaffold::plan::{IfExists, Plan};
+use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 use crate::scaffold::tree::Tree;
 use crate::ui;
 
@@ -25,40 +25,56 @@ pub const DEFAULT_PATCHES: Marker = Marker::new(DEFAULT, "default-patches");
 /// In the `replacements` that the first webhook adds to config/default.
 pub const CA_INJECTION: Marker = Marker::new(DEFAULT, "ca-injection");
 
-/// The files the first webhook adds: (template under `scaffolds/`, destination).
+/// The files of config/crd the first kind adds.
 #[rustfmt::skip]
-const WEBHOOK_FILES: &[(&str, &str)] = &[
-    ("webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml"),
-    ("webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml"),
-    ("webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml"),
+const CRD_FILES: &[Descriptor] = &[
+    Descriptor::new("api/config/crd/kustomization.yaml.tera", CRD, IfExists::Skip).with_markers(&[CRD_RESOURCES]),
+    Descriptor::new("api/config/crd/kustomizeconfig.yaml.tera", "config/crd/kustomizeconfig.yaml", IfExists::Skip),
+];
+
+/// config/samples' kustomization, which the first kind with a sample adds.
+const SAMPLES_KUSTOMIZATION: Descriptor = Descriptor::new(
+    "api/config/samples/kustomization.yaml.tera",
+    SAMPLES,
+    IfExists::Skip,
+)
+.with_markers(&[SAMPLE_RESOURCES]);
+
+/// The files the first webhook adds.
+#[rustfmt::skip]
+const WEBHOOK_FILES: &[Descriptor] = &[
+    Descriptor::new("webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml", IfExists::Skip),
 ];
 
 /// The first webhook's PodDisruptionBudget (layout v3).
-const WEBHOOK_PDB: (&str, &str) = (
+const WEBHOOK_PDB: Descriptor = Descriptor::new(
     "webhook/config/webhook/pdb.yaml.tera",
     "config/webhook/pdb.yaml",
+    IfExists::Skip,
 );
 
 /// The first webhook's files for cert-manager's certificates.
 #[rustfmt::skip]
-const CERT_MANAGER_FILES: &[(&str, &str)] = &[
-    ("webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml"),
-    ("webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml"),
-    ("webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml"),
-    ("webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml"),
-    ("webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
+const CERT_MANAGER_FILES: &[Descriptor] = &[
+    Descriptor::new("webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
 ];
 
 /// The first webhook's files for the certificates the manager makes (`--self-signed`).
 #[rustfmt::skip]
-const SELF_SIGNED_FILES: &[(&str, &str)] = &[
-    ("webhook/config/webhookcerts/kustomization.yaml.tera", "config/webhookcerts/kustomization.yaml"),
-    ("webhook/config/webhookcerts/kustomizeconfig.yaml.tera", "config/webhookcerts/kustomizeconfig.yaml"),
-    ("webhook/config/webhookcerts/role.yaml.tera", "config/webhookcerts/role.yaml"),
-    ("webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml"),
-    ("webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE),
-    ("webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml"),
-    ("webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml"),
+const SELF_SIGNED_FILES: &[Descriptor] = &[
+    Descriptor::new("webhook/config/webhookcerts/kustomization.yaml.tera", "config/webhookcerts/kustomization.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/webhookcerts/kustomizeconfig.yaml.tera", "config/webhookcerts/kustomizeconfig.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/webhookcerts/role.yaml.tera", "config/webhookcerts/role.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE, IfExists::Skip).with_markers(&[CERTS_CRDS]),
+    Descriptor::new("webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml", IfExists::Skip),
+    Descriptor::new("webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
 ];
 
 const CERTS_CLUSTER_ROLE: &str = "config/webhookcerts/cluster_role.yaml";
@@ -81,31 +97,43 @@ const CA_INJECTION_FRAGMENT: &str = "webhook/fragments/default_ca_injection.yaml
 /// watches it, to set a removed CA bundle again).
 const CRD_RULE: &str = "webhook/fragments/webhookcerts_crd_rule.yaml.tera";
 
-/// The files `init` writes: (template under `scaffolds/`, destination).
+/// The files `init` writes.
 #[rustfmt::skip]
-const INIT_FILES: &[(&str, &str)] = &[
-    ("init/config/default/kustomization.yaml.tera", DEFAULT),
-    ("init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml"),
-    ("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
-    ("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
-    ("init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml"),
-    ("init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml"),
-    ("init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml"),
-    ("init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml"),
-    ("init/config/rbac/kustomization.yaml.tera", RBAC),
-    ("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
-    ("init/config/rbac/role.yaml.tera", manifests::ROLE_FILE),
-    ("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
-    ("init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml"),
-    ("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml"),
+const INIT_FILES: &[Descriptor] = &[
+    Descriptor::new("init/config/default/kustomization.yaml.tera", DEFAULT, IfExists::Error).with_markers(&[DEFAULT_CRD, DEFAULT_WEBHOOK, DEFAULT_PATCHES]),
+    Descriptor::new("init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml", IfExists::Error),
+    Descriptor::new("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml", IfExists::Error),
+    Descriptor::new("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml", IfExists::Error),
+    Descriptor::new("init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml", IfExists::Error),
+    Descriptor::new("init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml", IfExists::Error),
+    Descriptor::new("init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml", IfExists::Error),
+    Descriptor::new("init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml", IfExists::Error),
+    Descriptor::new("init/config/rbac/kustomization.yaml.tera", RBAC, IfExists::Error).with_markers(&[RBAC_ROLES]),
+    Descriptor::new("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml", IfExists::Error),
+    Descriptor::new("init/config/rbac/role.yaml.tera", manifests::ROLE_FILE, IfExists::Error),
+    Descriptor::new("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml", IfExists::Error),
+    Descriptor::new("init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml", IfExists::Error),
+    Descriptor::new("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml", IfExists::Error),
 ];
 
 /// The files `init` writes from layout v3 on: who may read /metrics over HTTPS.
 #[rustfmt::skip]
-const METRICS_AUTH_FILES: &[(&str, &str)] = &[
-    ("init/config/rbac/metrics_auth_role.yaml.tera", "config/rbac/metrics_auth_role.yaml"),
-    ("init/config/rbac/metrics_auth_role_binding.yaml.tera", "config/rbac/metrics_auth_role_binding.yaml"),
-    ("init/config/rbac/metrics_reader_role.yaml.tera", "config/rbac/metrics_reader_role.yaml"),
+const METRICS_AUTH_FILES: &[Descriptor] = &[
+    Descriptor::new("init/config/rbac/metrics_auth_role.yaml.tera", "config/rbac/metrics_auth_role.yaml", IfExists::Error),
+    Descriptor::new("init/config/rbac/metrics_auth_role_binding.yaml.tera", "config/rbac/metrics_auth_role_binding.yaml", IfExists::Error),
+    Descriptor::new("init/config/rbac/metrics_reader_role.yaml.tera", "config/rbac/metrics_reader_role.yaml", IfExists::Error),
+];
+
+/// Every table of files above.
+const DESCRIPTORS: &[&[Descriptor]] = &[
+    INIT_FILES,
+    METRICS_AUTH_FILES,
+    CRD_FILES,
+    std::slice::from_ref(&SAMPLES_KUSTOMIZATION),
+    WEBHOOK_FILES,
+    std::slice::from_ref(&WEBHOOK_PDB),
+    CERT_MANAGER_FILES,
+    SELF_SIGNED_FILES,
 ];
 
 /// The kustomize plugin.
@@ -117,13 +145,9 @@ impl Plugin for Kustomize {
     }
 
     fn init(&self, plan: &mut Plan, c: &InitContext) {
-        for (template, dest) in INIT_FILES {
-            plan.file(template, *dest, IfExists::Error);
-        }
+        plan.add_all(INIT_FILES);
         if c.layout != Layout::V2 {
-            for (template, dest) in METRICS_AUTH_FILES {
-                plan.file(template, *dest, IfExists::Error);
-            }
+            plan.add_all(METRICS_AUTH_FILES);
         }
     }
 
@@ -145,23 +169,10 @@ impl Plugin for Kustomize {
                     manifests::add_crd_version,
                 ),
             }
-            plan.file(
-                "api/config/crd/kustomization.yaml.tera",
-                CRD,
-                IfExists::Skip,
-            );
-            plan.file(
-                "api/config/crd/kustomizeconfig.yaml.tera",
-                "config/crd/kustomizeconfig.yaml",
-                IfExists::Skip,
-            );
+            plan.add_all(CRD_FILES);
             // An adopted kind's spec is the user's: no sample can be guessed that validates.
             if !c.adopted {
-                plan.file(
-                    "api/config/samples/kustomization.yaml.tera",
-                    SAMPLES,
-                    IfExists::Skip,
-                );
+                plan.add(&SAMPLES_KUSTOMIZATION);
                 plan.file(
                     "api/config/samples/sample.yaml.tera",
                     paths::sample(&c.sample_file),
@@ -202,17 +213,19 @@ impl Plugin for Kustomize {
         plan_webhook(plan, c);
         Ok(())
     }
+
+    fn descriptors(&self) -> &'static [&'static [Descriptor]] {
+        DESCRIPTORS
+    }
 }
 
 /// The webhook plugin's share of `config/`: the Service, the configurations, cert-manager's
 /// certificate, and config/default wired to them.
 pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
-    for (template, dest) in WEBHOOK_FILES {
-        plan.file(template, *dest, IfExists::Skip);
-    }
+    plan.add_all(WEBHOOK_FILES);
     if c.layout != Layout::V2 {
         // Layout v3: two replicas (the webhook patches of config/default) and their budget.
-        plan.file(WEBHOOK_PDB.0, WEBHOOK_PDB.1, IfExists::Skip);
+        plan.add(&WEBHOOK_PDB);
     }
     plan.computed(WEBHOOK_MANIFESTS, manifests::webhook_manifests(&c.hooks));
     let crd = format!("{}.{}", c.plural, c.qualified_group);
@@ -225,9 +238,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         );
     }
     if c.self_signed {
-        for (template, dest) in SELF_SIGNED_FILES {
-            plan.file(template, *dest, IfExists::Skip);
-        }
+        plan.add_all(SELF_SIGNED_FILES);
         plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../webhookcerts");
         plan.insert_template(DEFAULT_PATCHES, SELF_SIGNED_SECTIONS, &[]);
         if !c.conversions.is_empty() {
@@ -235,9 +246,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
         }
         return;
     }
-    for (template, dest) in CERT_MANAGER_FILES {
-        plan.file(template, *dest, IfExists::Skip);
-    }
+    plan.add_all(CERT_MANAGER_FILES);
     plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../certmanager");
     plan.insert_template(DEFAULT_PATCHES, WEBHOOK_SECTIONS, &[]);
     // A fragment of its own: what is inserted above it must not split the sections above.

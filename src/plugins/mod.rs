@@ -8,7 +8,7 @@
 //! whole project from its PROJECT alone, in memory).
 
 use crate::model::project::Project;
-use crate::scaffold::plan::Plan;
+use crate::scaffold::plan::{Descriptor, Plan};
 use crate::scaffold::tree::Tree;
 
 pub mod base;
@@ -37,6 +37,10 @@ pub trait Plugin {
     fn create_webhook(&self, _plan: &mut Plan, _c: &WebhookContext) -> anyhow::Result<()> {
         Ok(())
     }
+    /// The files it scaffolds at fixed places, in tables of descriptors (with their markers).
+    fn descriptors(&self) -> &'static [&'static [Descriptor]] {
+        &[]
+    }
 }
 
 /// The plugins every project is scaffolded with.
@@ -48,6 +52,11 @@ const KNOWN: &[&dyn Plugin] = &[
     &kustomize::Kustomize,
     &deploy_image::DeployImage,
 ];
+
+/// Every plugin this kube-scaffold has.
+pub fn known() -> &'static [&'static dyn Plugin] {
+    KNOWN
+}
 
 /// The keys of `BUNDLE`, as a new PROJECT records them.
 pub fn bundle_keys() -> Vec<String> {

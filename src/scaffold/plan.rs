@@ -13,6 +13,36 @@ pub enum IfExists {
     Overwrite,
 }
 
+/// One file a plugin scaffolds at a fixed place, declared once in the plugin's table: its
+/// template (a path under a layout's directory), its destination, what to do when it exists,
+/// and the markers in it that later commands insert before (kubebuilder's machinery.Template).
+/// Files whose place comes from the names (a kind's, a hook's) are planned with `Plan::file`
+/// and a path from the plugin's `paths`.
+#[derive(Clone, Copy, Debug)]
+pub struct Descriptor {
+    pub template: &'static str,
+    pub dest: &'static str,
+    pub if_exists: IfExists,
+    pub markers: &'static [Marker],
+}
+
+impl Descriptor {
+    /// A file without markers.
+    pub const fn new(template: &'static str, dest: &'static str, if_exists: IfExists) -> Self {
+        Self {
+            template,
+            dest,
+            if_exists,
+            markers: &[],
+        }
+    }
+
+    /// The same file, holding `markers` (each must name it as its file).
+    pub const fn with_markers(self, markers: &'static [Marker]) -> Self {
+        Self { markers, ..self }
+    }
+}
+
 /// Joins a rendered document into the one a file holds: `(existing, rendered) -> content`.
 pub type Merge = fn(serde_json::Value, serde_json::Value) -> anyhow::Result<serde_json::Value>;
 
@@ -79,6 +109,18 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// Adds the file `d` describes.
+    pub fn add(&mut self, d: &Descriptor) {
+        self.file(d.template, d.dest, d.if_exists);
+    }
+
+    /// Adds every file of `table`.
+    pub fn add_all(&mut self, table: &[Descriptor]) {
+        for d in table {
+            self.add(d);
+        }
+    }
+
     /// Adds a file from `template` (a path under `scaffolds/`) to `dest`.
     pub fn file(&mut self, template: &str, dest: impl Into<String>, if_exists: IfExists) {
         self.push(template, dest, if_exists, Output::Text, None);
