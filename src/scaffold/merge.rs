@@ -18,14 +18,127 @@ pub enum Merged {
     Conflicts { text: String, lines: Vec<usize> },
 }
 
-/// Merges the changes from `base` to `ours` and from `base` to `theirs`.
+/// Merges the changes from `base` to `ours` and from `base` to `theirs`. Lines the user only
+/// added (a make target appended, a field, a line in a function) are kept without a conflict
+/// whatever the new scaffold changed around them: where a plain merge conflicts, they are set
+/// aside, the rest is merged, and they are put back next to the lines they stood by. Only
+/// lines both sides changed conflict.
 pub fn merge3(base: &str, ours: &str, theirs: &str) -> Merged {
+    let text = match diffy_merge(base, ours, theirs) {
+        Ok(text) => return Merged::Clean(text),
+        Err(text) => text,
+    };
+    let (changed, additions) = split_additions(base, ours);
+    if additions.is_empty() {
+        return conflicts(&text);
+    }
+    let (merged, clean) = match diffy_merge(base, &changed, theirs) {
+        Ok(text) => (text, true),
+        Err(text) => (text, false),
+    };
+    let text = put_back(base, &merged, &additions);
+    match clean {
+        true => Merged::Clean(text),
+        false => conflicts(&text),
+    }
+}
+
+/// diffy's three-way merge: the text, or the text with `<<<<<<< ours` conflicts.
+fn diffy_merge(base: &str, ours: &str, theirs: &str) -> Result<String, String> {
     let mut options = MergeOptions::new();
     options.set_conflict_style(ConflictStyle::Merge);
-    match options.merge(base, ours, theirs) {
-        Ok(text) => Merged::Clean(text),
-        Err(text) => conflicts(&text),
+    options.merge(base, ours, theirs)
+}
+
+/// Lines the user added between two lines of the base: before the base's line `before` (its
+/// number of lines: at the end).
+struct Addition<'a> {
+    before: usize,
+    lines: Vec<&'a str>,
+}
+
+/// `ours` without the lines it only added to `base`, and those additions.
+fn split_additions<'a>(base: &str, ours: &'a str) -> (String, Vec<Addition<'a>>) {
+    let lines: Vec<&str> = ours.split_inclusive('\n').collect();
+    let mut changed = String::with_capacity(ours.len());
+    let mut additions = Vec::new();
+    for op in similar::TextDiff::from_lines(base, ours).ops() {
+        match *op {
+            similar::DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => additions.push(Addition {
+                before: old_index,
+                lines: lines[new_index..new_index + new_len].to_vec(),
+            }),
+            similar::DiffOp::Delete { .. } => {}
+            _ => changed.extend(lines[op.new_range()].iter().copied()),
+        }
     }
+    (changed, additions)
+}
+
+/// `merged` with each addition put back: after the base line it followed, else before the one
+/// it preceded, else before the next base line the merge kept (at the end if none).
+fn put_back(base: &str, merged: &str, additions: &[Addition<'_>]) -> String {
+    let base_len = base.split_inclusive('\n').count();
+    let lines: Vec<&str> = merged.split_inclusive('\n').collect();
+    // Where each base line stands in `merged`, if the merge kept it.
+    let mut at: Vec<Option<usize>> = vec![None; base_len];
+    for op in similar::TextDiff::from_lines(base, merged).ops() {
+        if let similar::DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = *op
+        {
+            for i in 0..len {
+                at[old_index + i] = Some(new_index + i);
+            }
+        }
+    }
+    let position = |before: usize| -> usize {
+        if before == 0 {
+            return 0;
+        }
+        if let Some(j) = at[before - 1] {
+            return j + 1;
+        }
+        at[before..]
+            .iter()
+            .flatten()
+            .next()
+            .copied()
+            .unwrap_or(lines.len())
+    };
+    let mut by_position: Vec<(usize, &Addition<'_>)> =
+        additions.iter().map(|a| (position(a.before), a)).collect();
+    by_position.sort_by_key(|(p, _)| *p);
+    let mut out = String::with_capacity(merged.len());
+    let mut next = by_position.iter().peekable();
+    for index in 0..=lines.len() {
+        while let Some((_, addition)) = next.next_if(|(p, _)| *p == index) {
+            // The new scaffold added the same lines there: once is enough.
+            let n = addition.lines.len();
+            let after = &lines[index..(index + n).min(lines.len())];
+            let before = &lines[index.saturating_sub(n)..index];
+            if after == &addition.lines[..] || before == &addition.lines[..] {
+                continue;
+            }
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.extend(addition.lines.iter().copied());
+        }
+        if let Some(line) = lines.get(index) {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// The whole of `ours` against the whole of `theirs`, as one conflict: for a file whose base
@@ -105,6 +218,64 @@ mod tests {
         let theirs = BASE.replace("fn a() {}", "fn a() -> u8 { 1 }");
         assert_eq!(merge3(BASE, BASE, &theirs), Merged::Clean(theirs.clone()));
         assert_eq!(merge3(BASE, &theirs, BASE), Merged::Clean(theirs));
+    }
+
+    #[test]
+    fn a_target_appended_to_a_file_whose_tail_the_scaffold_rewrote_is_kept() {
+        let base = "all: build\n\nbuild:\n\tcargo build\n";
+        let ours = format!("{base}\n.PHONY: guests\nguests:\n\t@echo 42\n");
+        let theirs = "all: build\n\nbuild: fmt\n\tcargo build --locked\n\nfmt:\n\tcargo fmt\n";
+        assert_eq!(
+            merge3(base, &ours, theirs),
+            Merged::Clean(format!("{theirs}\n.PHONY: guests\nguests:\n\t@echo 42\n"))
+        );
+    }
+
+    #[test]
+    fn lines_added_inside_what_the_scaffold_changed_stay_by_their_neighbours() {
+        // A field after `foo`, whose doc the scaffold changed; a line in a function whose
+        // next line it changed.
+        let base =
+            "struct Spec {\n    /// Foo.\n    foo: u8,\n}\n\nfn f() {\n    one();\n    two();\n}\n";
+        let ours = base
+            .replace("    foo: u8,\n", "    foo: u8,\n    bar: u8,\n")
+            .replace("    one();\n", "    one();\n    mine();\n");
+        let theirs = base
+            .replace("/// Foo.", "/// Foo, documented.")
+            .replace("two();", "three();");
+        let expected = theirs
+            .replace("    foo: u8,\n", "    foo: u8,\n    bar: u8,\n")
+            .replace("    one();\n", "    one();\n    mine();\n");
+        assert_eq!(merge3(base, &ours, &theirs), Merged::Clean(expected));
+    }
+
+    #[test]
+    fn an_addition_beside_a_real_conflict_is_kept_and_the_conflict_stays() {
+        let ours = BASE
+            .replace("one();", "mine();")
+            .replace("fn c() {}\n", "fn c() {}\n\nfn d() {}\n");
+        let theirs = BASE
+            .replace("one();", "theirs();")
+            .replace("fn c() {}", "fn c() -> u8 { 1 }");
+        let Merged::Conflicts { text, lines } = merge3(BASE, &ours, &theirs) else {
+            panic!("no conflict");
+        };
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(
+            text.ends_with("fn c() -> u8 { 1 }\n\nfn d() {}\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn lines_the_scaffold_added_too_are_not_doubled() {
+        let base = "a\nb\n";
+        let ours = "a\nb\nc\n";
+        let theirs = "a\nB\nc\n";
+        assert_eq!(
+            merge3(base, ours, theirs),
+            Merged::Clean("a\nB\nc\n".into())
+        );
     }
 
     #[test]

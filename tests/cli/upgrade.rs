@@ -127,6 +127,45 @@ fn the_users_edits_are_kept() {
     );
 }
 
+/// Lines a user only adds are kept without a conflict wherever they are, even next to lines
+/// the new scaffold changed: a make target appended to the Makefile (whose tail 0.3 rewrote),
+/// a paragraph at the end of the README, a line in the Dockerfile's build.
+#[test]
+fn additions_next_to_what_the_scaffold_changed_are_kept_without_conflicts() {
+    let (_tmp, dir) = project_of_0_1("create-api");
+    let append = |file: &str, text: &str| {
+        let path = dir.join(file);
+        let mut content = fs::read_to_string(&path).unwrap();
+        content.push_str(text);
+        fs::write(&path, content).unwrap();
+    };
+    append(
+        "Makefile",
+        "\n.PHONY: party\nparty: ## Throw a party.\n\t@echo party\n",
+    );
+    append("README.md", "\n## Our notes\n\nAsk Ada before deploying.\n");
+    edit(
+        &dir,
+        "Dockerfile",
+        "COPY src/ src/\n",
+        "RUN echo building\nCOPY src/ src/\n",
+    );
+    let out = kube_scaffold(&dir, &["upgrade"]).success();
+    let stdout = stdout_of(&out);
+    assert!(!stdout.contains("conflict"), "{stdout}");
+    for (file, line) in [
+        ("Makefile", "party: ## Throw a party.\n\t@echo party\n"),
+        ("README.md", "## Our notes\n\nAsk Ada before deploying.\n"),
+        ("Dockerfile", "RUN echo building\n"),
+    ] {
+        let text = fs::read_to_string(dir.join(file)).unwrap();
+        assert!(text.contains(line), "{file} lost `{line}`:\n{text}");
+        assert!(!text.contains("<<<<<<<"), "{file} has a conflict:\n{text}");
+    }
+    let makefile = fs::read_to_string(dir.join("Makefile")).unwrap();
+    assert!(makefile.contains("test-integration"), "not upgraded");
+}
+
 #[test]
 fn a_conflicting_edit_gets_markers_a_list_and_exit_1() {
     let (_tmp, dir) = project_of_0_1("create-api");
