@@ -77,6 +77,15 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml", IfExists::Error),
 ];
 
+/// The files `init` writes from layout v3 on: how to work in the project, for people and
+/// agents, and a development container.
+#[rustfmt::skip]
+const V3_INIT_FILES: &[Descriptor] = &[
+    Descriptor::new("init/AGENTS.md.tera", "AGENTS.md", IfExists::Error),
+    Descriptor::new("init/devcontainer/devcontainer.json.tera", ".devcontainer/devcontainer.json", IfExists::Error),
+    Descriptor::new("init/devcontainer/post-install.sh.tera", ".devcontainer/post-install.sh", IfExists::Error),
+];
+
 /// The files of `INIT_FILES` that layout v3 no longer writes: their code is the runtime
 /// crate's.
 const IN_RUNTIME: &[&str] = &[
@@ -118,6 +127,7 @@ impl Plugin for Base {
             }
         }
         if !v2 {
+            plan.add_all(V3_INIT_FILES);
             for (path, text) in templates::runtime_files() {
                 plan.computed(format!("{RUNTIME_DIR}/{path}"), text.to_string());
             }
@@ -194,7 +204,7 @@ impl Plugin for Base {
     }
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {
-        &[INIT_FILES]
+        &[INIT_FILES, V3_INIT_FILES]
     }
 
     fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {

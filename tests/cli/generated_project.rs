@@ -675,6 +675,17 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let lint = run(&dir, tool("hadolint"), &["Dockerfile"]);
     assert!(text(&lint).trim().is_empty(), "hadolint: {}", text(&lint));
 
+    // The development container: its JSON parses, its script passes shellcheck.
+    let json = "import json,sys; json.load(open(sys.argv[1])); print('ok')";
+    let parsed = run(&dir, "python3", &["-c", json, ".devcontainer/devcontainer.json"]);
+    assert_eq!(text(&parsed).trim(), "ok");
+    let lint = run(&dir, tool("shellcheck"), &[".devcontainer/post-install.sh"]);
+    assert!(text(&lint).trim().is_empty(), "shellcheck: {}", text(&lint));
+    let agents = fs::read_to_string(dir.join("AGENTS.md")).unwrap();
+    for target in ["make manifests", "make test-integration", "kube-scaffold upgrade"] {
+        assert!(agents.contains(target), "AGENTS.md lacks `{target}`");
+    }
+
     // The installer, with the image set, through kubectl's kustomize (none other installed)
     // and through a standalone kustomize: the same bytes, and config/ left as it was.
     let img = "IMG=registry.example.com:5000/guestbook:v0.1.0";
