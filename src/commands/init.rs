@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::cli::{InitArgs, License as LicenseFlag};
 use crate::error::user_error;
 use crate::model::gvk;
-use crate::model::project::{self, InitInputs, License, Project};
+use crate::model::project::{self, Command, EditInputs, InitInputs, License, Project};
 use crate::plugins;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
@@ -14,16 +14,27 @@ use crate::ui;
 
 pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     let dry_run = args.dry_run;
+    let keys = super::edit::project_plugins(&args.plugins, &[])?;
     let inputs = options(root, args)?;
     let templates = Templates::load()?;
     let mut tree = Tree::over(root);
-    let report = plugins::init(plugins::BUNDLE, &inputs, &templates, &mut tree)?;
+    let mut report = plugins::init(plugins::BUNDLE, &inputs, &templates, &mut tree)?;
     let how = super::Finish {
         overwrite_edited: false,
         dry_run,
         conflict_help: "`init` writes these files: move them away, or run `init` in a new directory",
     };
-    let project = Project::new(inputs, plugins::bundle_keys());
+    let mut project = Project::new(inputs, plugins::bundle_keys());
+    // `--plugins` is recorded as the `edit --plugins` it amounts to, so that a replay adds them
+    // the same way.
+    if !keys.is_empty() {
+        project.plugins.extend(keys.iter().cloned());
+        let edit = Command::Edit(EditInputs { plugins: keys });
+        let plugins = plugins::resolve(&project)?;
+        let added = plugins::command(&plugins, &project.init, &edit, &[], &templates, &mut tree)?;
+        report.conflicts.extend(added.conflicts);
+        project.commands.push(edit);
+    }
     super::finish(root, tree, &report, project, &how)?;
     if dry_run {
         return Ok(());

@@ -15,6 +15,7 @@ pub mod alpha_generate;
 pub mod completion;
 pub mod create_api;
 pub mod create_webhook;
+pub mod edit;
 pub mod init;
 pub mod upgrade;
 pub mod version;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Init(args) => init::run(&root, args),
         Command::Create(CreateCommand::Api(args)) => create_api::run(&root, *args),
         Command::Create(CreateCommand::Webhook(args)) => create_webhook::run(&root, args),
+        Command::Edit(args) => edit::run(&root, args),
         Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate::run(&root, args),
         Command::Upgrade(args) | Command::Alpha(AlphaCommand::Update(args)) => {
             upgrade::run(&root, args)
@@ -267,6 +269,12 @@ mod tests {
         let mut plan = Plan::default();
         for plugin in BUNDLE {
             plugin.init(&mut plan, &init);
+        }
+        // The plugins of the whole project, which only the current layout has.
+        if templates.layout() == crate::model::project::Layout::CURRENT {
+            for plugin in plugins::known() {
+                plugin.enable(&mut plan, &init);
+            }
         }
         for spec in &plan.files {
             *used.entry(templates.resolve(&spec.template)).or_default() += 1;

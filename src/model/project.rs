@@ -119,6 +119,8 @@ pub enum Command {
     CreateApi(ApiInputs),
     #[serde(rename = "create webhook")]
     CreateWebhook(WebhookInputs),
+    #[serde(rename = "edit")]
+    Edit(EditInputs),
 }
 
 impl Command {
@@ -126,7 +128,7 @@ impl Command {
     pub fn api(&self) -> Option<&ApiInputs> {
         match self {
             Command::CreateApi(api) => Some(api),
-            Command::CreateWebhook(_) => None,
+            Command::CreateWebhook(_) | Command::Edit(_) => None,
         }
     }
 
@@ -134,9 +136,18 @@ impl Command {
     pub fn webhook(&self) -> Option<&WebhookInputs> {
         match self {
             Command::CreateWebhook(webhook) => Some(webhook),
-            Command::CreateApi(_) => None,
+            Command::CreateApi(_) | Command::Edit(_) => None,
         }
     }
+}
+
+/// `edit`'s inputs (also recorded by `init --plugins`): the plugins the project took then, by
+/// key, each of which added its files.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EditInputs {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<String>,
 }
 
 /// `create webhook`'s inputs, validated: the hooks it added for one kind.
@@ -231,7 +242,7 @@ impl Project {
             .iter_mut()
             .filter_map(|command| match command {
                 Command::CreateApi(api) => Some(api),
-                Command::CreateWebhook(_) => None,
+                Command::CreateWebhook(_) | Command::Edit(_) => None,
             })
         {
             let kind = api.kind.clone();

@@ -1,7 +1,8 @@
 //! What gets generated. Each plugin adds files and inserts to a command's plan; the default
 //! bundle is `base` (the Rust crate, Makefile, Dockerfile, workflows) plus `kustomize` (the
 //! `config/` tree), as kubebuilder's `go/v4` is `base.go/v4` plus `kustomize/v2`. Later plugins
-//! (deploy-image, webhooks, helm) go here beside them, and into `BUNDLE` or `--plugins`.
+//! (deploy-image for one API; grafana and autoupdate for the whole project, which `init
+//! --plugins` and `edit --plugins` add) go here beside them.
 //!
 //! Beside the plugins: `context` (what the templates see), `policy` (the project-wide RBAC
 //! rules and webhook hooks), `run` (a command's plugins run onto a tree; `replay` renders a
@@ -11,9 +12,11 @@ use crate::model::project::Project;
 use crate::scaffold::plan::{Descriptor, Plan};
 use crate::scaffold::tree::Tree;
 
+pub mod autoupdate;
 pub mod base;
 mod context;
 pub mod deploy_image;
+pub mod grafana;
 pub mod kustomize;
 pub mod paths;
 mod policy;
@@ -37,6 +40,15 @@ pub trait Plugin {
     fn create_webhook(&self, _plan: &mut Plan, _c: &WebhookContext) -> anyhow::Result<()> {
         Ok(())
     }
+    /// The files it adds when a project takes it (`init --plugins`, `edit --plugins`): a
+    /// plugin of the whole project (grafana, autoupdate) has them; the default bundle's and
+    /// deploy-image add theirs with each command.
+    fn enable(&self, _plan: &mut Plan, _c: &InitContext) {}
+    /// The names `init --plugins` and `edit --plugins` take for it: kubebuilder's short and
+    /// full names, and its key. None for a plugin no project takes that way.
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// The files it scaffolds at fixed places, in tables of descriptors (with their markers).
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {
         &[]
@@ -51,7 +63,25 @@ const KNOWN: &[&dyn Plugin] = &[
     &base::Base,
     &kustomize::Kustomize,
     &deploy_image::DeployImage,
+    &grafana::Grafana,
+    &autoupdate::AutoUpdate,
 ];
+
+/// The plugin of the whole project that `init --plugins` or `edit --plugins` names `name`, if
+/// any.
+pub fn project_plugin(name: &str) -> Option<&'static dyn Plugin> {
+    KNOWN.iter().copied().find(|p| p.aliases().contains(&name))
+}
+
+/// How `--plugins` may name the plugins of the whole project, for a `help:` line.
+pub fn project_plugin_names() -> String {
+    KNOWN
+        .iter()
+        .filter_map(|p| p.aliases().first())
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Every plugin this kube-scaffold has.
 pub fn known() -> &'static [&'static dyn Plugin] {

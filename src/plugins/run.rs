@@ -2,7 +2,7 @@
 //! `replay`: a whole project rendered from its PROJECT alone, in memory.
 
 use crate::model::api::ApiInputs;
-use crate::model::project::{Command, InitInputs, Layout, Project, WebhookInputs};
+use crate::model::project::{Command, EditInputs, InitInputs, Layout, Project, WebhookInputs};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::render::{self, Report};
 use crate::scaffold::rustfmt::Rustfmt;
@@ -92,7 +92,27 @@ pub fn replay_layout(
     }
 }
 
-/// Renders a `create` command onto `tree`, after the commands `earlier`.
+/// Renders `edit` onto `tree`: the files of each plugin the project takes.
+fn edit_project(
+    init: &InitInputs,
+    edit: &EditInputs,
+    templates: &Templates,
+    tree: &mut Tree,
+) -> anyhow::Result<Report> {
+    let context = InitContext::new(init, templates)?;
+    let mut plan = Plan::default();
+    for key in &edit.plugins {
+        let Some(plugin) = super::project_plugin(key) else {
+            anyhow::bail!(
+                "PROJECT's `edit` names the plugin `{key}`, which this kube-scaffold does not have"
+            );
+        };
+        plugin.enable(&mut plan, &context);
+    }
+    render::render(&plan, templates, &context, tree, &Rustfmt::none())
+}
+
+/// Renders a command onto `tree`, after the commands `earlier`.
 pub fn command(
     plugins: &[&dyn Plugin],
     init: &InitInputs,
@@ -106,6 +126,7 @@ pub fn command(
         Command::CreateWebhook(hook) => {
             create_webhook(plugins, init, hook, earlier, templates, tree)
         }
+        Command::Edit(edit) => edit_project(init, edit, templates, tree),
     }
 }
 

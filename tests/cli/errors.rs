@@ -72,6 +72,8 @@ const CASES: &[Case] = &[
     // init: names
     case(Empty, &["init", "--domain", "My.Domain"], 1, "invalid domain `My.Domain`"),
     case(Empty, &["init", "--domain", "my_domain.com"], 1, "`_` is not allowed"),
+    case(Empty, &["init", "--plugins", "grafana/v1-alpha,kustomize/v2"], 1, "unknown plugin `kustomize/v2` for the whole project"),
+    case(Empty, &["edit", "--plugins", "grafana/v1-alpha"], 1, "no PROJECT file"),
     case(Empty, &["init", "--domain", ""], 1, "invalid domain ``"),
     case(Empty, &["init", "--domain=-mock.com"], 1, "start and end with a letter or digit"),
     case(Empty, &["init", "--domain", "mock..com"], 1, "invalid domain `mock..com`"),
@@ -159,6 +161,9 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--finalizer"], 1, "`--finalizer` does not apply to `apps/v1 Deployment`"),
     case(Initialized, &["create", "api", "--group", "core", "--kind", "Pod", "--owns", "core/v1/ConfigMap"], 1, "`--owns` does not apply"),
     case(Initialized, &["create", "api", "--group", "core", "--kind", "Pod", "--storage-version"], 1, "`--storage-version` does not apply to `core/v1 Pod`"),
+    case(Initialized, &["edit", "--plugins", "helm/v2-alpha"], 1, "unknown plugin `helm/v2-alpha` for the whole project"),
+    case(Initialized, &["edit", "--plugins", "grafana/v1-alpha,grafana.kubebuilder.io/v1-alpha"], 1, "the project has the plugin `grafana.kubebuilder.io/v1-alpha` already"),
+    case(Initialized, &["edit", "--plugins", "deploy-image/v1-alpha"], 1, "unknown plugin `deploy-image/v1-alpha` for the whole project"),
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--resource=false", "--storage-version", "--external-api-crd", CERTIFICATE_CRD], 1, "`--storage-version` does not apply with `--external-api-crd`"),
     case(Initialized, &["create", "api", "--group", "webapp", "--kind", "AVeryLongKindNameThatGoesOnAndOnAndOnPastTheKubernetesLimitOfSixtyThree"], 1, "at most 63"),
     case(Initialized, &["create", "api", "--group", "Web", "--kind", "Guestbook"], 1, "invalid group `Web`"),

@@ -677,12 +677,20 @@ fn a_generated_project_builds_lints_tests_and_validates() {
 
     // The development container: its JSON parses, its script passes shellcheck.
     let json = "import json,sys; json.load(open(sys.argv[1])); print('ok')";
-    let parsed = run(&dir, "python3", &["-c", json, ".devcontainer/devcontainer.json"]);
+    let parsed = run(
+        &dir,
+        "python3",
+        &["-c", json, ".devcontainer/devcontainer.json"],
+    );
     assert_eq!(text(&parsed).trim(), "ok");
     let lint = run(&dir, tool("shellcheck"), &[".devcontainer/post-install.sh"]);
     assert!(text(&lint).trim().is_empty(), "shellcheck: {}", text(&lint));
     let agents = fs::read_to_string(dir.join("AGENTS.md")).unwrap();
-    for target in ["make manifests", "make test-integration", "kube-scaffold upgrade"] {
+    for target in [
+        "make manifests",
+        "make test-integration",
+        "kube-scaffold upgrade",
+    ] {
         assert!(agents.contains(target), "AGENTS.md lacks `{target}`");
     }
 

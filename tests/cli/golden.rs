@@ -59,9 +59,11 @@ fn golden_init_create_api() {
 }
 
 #[test]
-fn golden_two_kinds_one_cluster_scoped_no_license_self_signed_webhooks() {
+fn golden_two_kinds_one_cluster_scoped_no_license_self_signed_webhooks_autoupdate() {
     let (_tmp, dir) = empty_dir("guestbook");
-    kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
+    let init = ["init", "--domain", "mock.com", "--license", "none"];
+    let args = [&init[..], &["--plugins", "autoupdate/v1-alpha"]].concat();
+    kube_scaffold(&dir, &args).success();
     create_api(
         &dir,
         &[
@@ -109,7 +111,7 @@ fn golden_two_kinds_one_cluster_scoped_no_license_self_signed_webhooks() {
 /// full group with dots; a controller of a kind Kubernetes defines, and one of another
 /// project's kind from its CRD.
 #[test]
-fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_and_webhooks() {
+fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webhooks_grafana() {
     let (_tmp, dir) = empty_dir("shop");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
     create_api(
@@ -206,5 +208,6 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_and_w
     kube_scaffold(&dir, &args).success();
     let args = [&["create", "webhook"][..], BACKUP, &["--defaulting"]].concat();
     kube_scaffold(&dir, &args).success();
+    kube_scaffold(&dir, &["edit", "--plugins", "grafana/v1-alpha"]).success();
     assert_golden(&dir, "owned-kinds");
 }

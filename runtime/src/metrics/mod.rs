@@ -346,8 +346,9 @@ impl Collector for ProcessCollector {
         let process = metrics_process::collector::collect();
         if let Some(seconds) = process.cpu_seconds_total {
             let counter = ConstCounter::new(seconds);
+            // prometheus-client adds a counter's `_total`.
             counter.encode(encoder.encode_descriptor(
-                "process_cpu_seconds_total",
+                "process_cpu_seconds",
                 "Total user and system CPU time spent in seconds.",
                 None,
                 counter.metric_type(),
@@ -480,8 +481,10 @@ mod tests {
             text.contains("leader_election_master_status{name=\"guestbook-leader-election\"} 1"),
             "{text}"
         );
+        // Prometheus' own names: `process_cpu_seconds_total` once, not `..._total_total`.
         for name in ["process_cpu_seconds_total", "process_resident_memory_bytes"] {
-            assert!(text.contains(name), "missing {name} in:\n{text}");
+            let sample = text.lines().any(|l| l.starts_with(&format!("{name} ")));
+            assert!(sample, "no sample {name} in:\n{text}");
         }
     }
 }
