@@ -1,7 +1,7 @@
 //! Turns a rendered tree into changes against the disk, then writes them all or nothing.
 
 use std::fs;
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -81,7 +81,8 @@ pub fn changes(tree: &Tree) -> Vec<Change> {
         .collect()
 }
 
-/// Writes every change that needs writing, each through a temporary file and a rename.
+/// Writes every change that needs writing: a new file in place, a changed one through a
+/// temporary file and a rename.
 /// If one write fails, every file already written is put back as it was, directories this
 /// call created are removed, and the first cause is returned.
 pub fn write(root: &Path, changes: &[Change]) -> anyhow::Result<()> {
@@ -159,6 +160,19 @@ fn write_one(root: &Path, change: &Change, undo: &mut Undo) -> anyhow::Result<()
         Err(err) if err.kind() == ErrorKind::NotFound => None,
         Err(err) => return Err(err).with_context(|| format!("cannot read `{}`", change.path)),
     };
+    if original.is_none() {
+        // A new file: created in place, and only if nothing appeared there meanwhile (a file
+        // is never replaced unread); a failure half-way removes it with the rest.
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .with_context(|| format!("cannot create `{}`", change.path))?;
+        undo.files.push((path, None));
+        return file
+            .write_all(change.content.as_bytes())
+            .with_context(|| format!("cannot write `{}`", change.path));
+    }
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -6,6 +6,8 @@
 //! what layout v3 changed from `scaffolds/v2/`, which stays as 0.2 shipped it. A name under
 //! `v1/` is 0.1's, as it is.
 
+use std::sync::Mutex;
+
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};
 use serde::Serialize;
@@ -39,9 +41,11 @@ pub fn runtime_files() -> Vec<(String, &'static str)> {
     out
 }
 
-/// Every embedded template, ready to render.
+/// Every embedded template, ready to render. A template is parsed when it is first rendered,
+/// with the partials it includes and the templates it extends: a command parses the few it
+/// renders, not all of them.
 pub struct Templates {
-    tera: Tera,
+    tera: Mutex<Tera>,
     layout: Layout,
 }
 
@@ -52,23 +56,35 @@ impl Templates {
         Self::load_for(Layout::CURRENT)
     }
 
-    /// Loads every template, to render `layout`.
+    /// The templates, to render `layout`.
     pub fn load_for(layout: Layout) -> anyhow::Result<Self> {
         let mut tera = Tera::default();
         tera.autoescape_on(Vec::new());
-        let sources = names()
-            .into_iter()
-            .map(|name| {
-                let text = SCAFFOLDS
-                    .get_file(&name)
-                    .and_then(|f| f.contents_utf8())
-                    .with_context(|| format!("template {name} is not UTF-8"))?;
-                Ok((name, text))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        tera.add_raw_templates(sources)
-            .context("an embedded template does not parse")?;
-        Ok(Self { tera, layout })
+        Ok(Self {
+            tera: Mutex::new(tera),
+            layout,
+        })
+    }
+
+    /// Parses the template `name` (its full name) and what it includes or extends, unless
+    /// parsed already.
+    fn parse(&self, tera: &mut Tera, name: &str) -> anyhow::Result<()> {
+        let mut wanted = vec![name.to_string()];
+        let mut sources = Vec::new();
+        while let Some(name) = wanted.pop() {
+            let known = tera.get_template_names().any(|n| n == name);
+            if known || sources.iter().any(|(n, _)| *n == name) {
+                continue;
+            }
+            let text = source(&name).with_context(|| format!("no template {name}"))?;
+            wanted.extend(dependencies(text));
+            sources.push((name, text));
+        }
+        if !sources.is_empty() {
+            tera.add_raw_templates(sources)
+                .context("an embedded template does not parse")?;
+        }
+        Ok(())
     }
 
     /// The layout these templates render.
@@ -107,11 +123,26 @@ impl Templates {
             context.insert(key, value);
         }
         let name = &self.resolve(name);
-        self.tera
-            .render(name, &context)
+        let mut tera = self.tera.lock().expect("no template render panicked");
+        self.parse(&mut tera, name)?;
+        tera.render(name, &context)
             .map_err(|err| anyhow::anyhow!("{}", error_chain(&err)))
             .with_context(|| format!("cannot render template {name}"))
     }
+}
+
+/// The templates `text` includes or extends, by full name.
+fn dependencies(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for tag in ["include \"", "extends \""] {
+        for (at, _) in text.match_indices(tag) {
+            let rest = &text[at + tag.len()..];
+            if let Some(end) = rest.find('"') {
+                names.push(rest[..end].to_string());
+            }
+        }
+    }
+    names
 }
 
 /// The text of the embedded template `name` (its full name, `v3/...`), as written.
