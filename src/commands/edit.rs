@@ -1,12 +1,13 @@
 //! `kube-scaffold edit`: changes a project after `init`. `--plugins` adds plugins of the whole
-//! project (grafana, autoupdate): each writes its files, and PROJECT records the command, so
-//! `alpha generate` renders them again.
+//! project (grafana, autoupdate), each of which writes its files; `--license` and `--owner`
+//! rewrite the license header new sources get. PROJECT records the command, so `alpha
+//! generate` renders it again.
 
 use std::path::Path;
 
-use crate::cli::EditArgs;
+use crate::cli::{EditArgs, License as LicenseFlag};
 use crate::error::user_error;
-use crate::model::project::{Command, EditInputs, Project};
+use crate::model::project::{Command, EditInputs, License, Project};
 use crate::plugins;
 use crate::scaffold::tree::Tree;
 
@@ -14,15 +15,42 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
     project.check_compatible()?;
     plugins::resolve(&project)?;
+    if args.plugins.is_empty() && args.license.is_none() && args.owner.is_none() {
+        return Err(user_error(
+            "nothing to edit",
+            "pass `--plugins <plugin>`, `--license apache2|none` and/or `--owner <name>`",
+        ));
+    }
     let keys = project_plugins(&args.plugins, &project.plugins)?;
+    let license = args.license.map(|l| match l {
+        LicenseFlag::Apache2 => License::Apache2,
+        LicenseFlag::None => License::None,
+    });
+    if let Some(owner) = &args.owner {
+        super::init::check_owner(owner)?;
+    }
+    let edits = project.commands.iter().filter_map(Command::edit);
+    let now = EditInputs::applied(&project.init, edits);
+    if args.owner.is_some() && license.unwrap_or(now.license) == License::None {
+        return Err(user_error(
+            "the project has no license header to put `--owner` in",
+            "add `--license apache2`",
+        ));
+    }
+    let header = license.is_some() || args.owner.is_some();
     project.plugins.extend(keys.iter().cloned());
     let how = super::Finish {
         overwrite_edited: false,
         dry_run: args.dry_run,
         conflict_help: "move those files away, then run the command again",
     };
-    let next = "\nNext: commit the new files; `kube-scaffold alpha generate` renders them again from PROJECT.";
-    let command = Command::Edit(EditInputs { plugins: keys });
+    let next = "\nNext: commit the changes; `kube-scaffold alpha generate` renders them again from PROJECT.";
+    let command = Command::Edit(EditInputs {
+        plugins: keys,
+        license,
+        owner: args.owner,
+        license_year: header.then(super::current_year),
+    });
     super::scaffold(root, Tree::over(root), project, command, &how, next)
 }
 

@@ -29,7 +29,10 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     // the same way.
     if !keys.is_empty() {
         project.plugins.extend(keys.iter().cloned());
-        let edit = Command::Edit(EditInputs { plugins: keys });
+        let edit = Command::Edit(EditInputs {
+            plugins: keys,
+            ..EditInputs::default()
+        });
         let plugins = plugins::resolve(&project)?;
         let added = plugins::command(&plugins, &project.init, &edit, &[], &templates, &mut tree)?;
         report.conflicts.extend(added.conflicts);
@@ -62,13 +65,8 @@ fn options(root: &Path, args: InitArgs) -> anyhow::Result<InitInputs> {
             "add to the project with `kube-scaffold create api`, or run `init` in a new directory",
         ));
     }
-    if let Some(owner) = &args.owner
-        && owner.contains(['\n', '\r'])
-    {
-        return Err(user_error(
-            "invalid owner: it must be a single line",
-            "pass e.g. `--owner \"The Guestbook Authors\"`",
-        ));
+    if let Some(owner) = &args.owner {
+        check_owner(owner)?;
     }
     if let Some(repo) = &args.repo {
         gvk::repository(repo)?;
@@ -84,6 +82,17 @@ fn options(root: &Path, args: InitArgs) -> anyhow::Result<InitInputs> {
         },
         license_year: super::current_year(),
     })
+}
+
+/// `--owner`: one line.
+pub fn check_owner(owner: &str) -> anyhow::Result<()> {
+    if owner.contains(['\n', '\r']) {
+        return Err(user_error(
+            "invalid owner: it must be a single line",
+            "pass e.g. `--owner \"The Guestbook Authors\"`",
+        ));
+    }
+    Ok(())
 }
 
 /// The directory's name, as kubebuilder takes it, checked like `--project-name`.

@@ -95,6 +95,15 @@ fn finish(
         }
     }
     project.generated.extend(digests);
+    // A file the command deleted is no longer the tool's.
+    let deleted: Vec<String> = tree
+        .entries()
+        .filter(|(_, content)| content.is_none())
+        .map(|(path, _)| path.to_string())
+        .collect();
+    for path in deleted {
+        project.generated.remove(&path);
+    }
     tree.write(project::FILE, project.to_toml())?;
 
     let changes = apply::changes(&tree);

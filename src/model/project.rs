@@ -139,15 +139,54 @@ impl Command {
             Command::CreateApi(_) | Command::Edit(_) => None,
         }
     }
+
+    /// An `edit`'s inputs.
+    pub fn edit(&self) -> Option<&EditInputs> {
+        match self {
+            Command::Edit(edit) => Some(edit),
+            Command::CreateApi(_) | Command::CreateWebhook(_) => None,
+        }
+    }
 }
 
 /// `edit`'s inputs (also recorded by `init --plugins`): the plugins the project took then, by
-/// key, each of which added its files.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// key, each of which added its files, and the license header from then on.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EditInputs {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugins: Vec<String>,
+    /// The license header from now on (`--license`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<License>,
+    /// The copyright owner in the license header from now on (`--owner`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The year in a license header this command rewrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license_year: Option<i64>,
+}
+
+impl EditInputs {
+    /// `init`'s inputs as `edits`, in order, left them: the license header's.
+    pub fn applied<'a>(
+        init: &InitInputs,
+        edits: impl IntoIterator<Item = &'a EditInputs>,
+    ) -> InitInputs {
+        let mut init = init.clone();
+        for edit in edits {
+            if let Some(license) = edit.license {
+                init.license = license;
+            }
+            if let Some(owner) = &edit.owner {
+                init.owner = Some(owner.clone());
+            }
+            if let Some(year) = edit.license_year {
+                init.license_year = year;
+            }
+        }
+        init
+    }
 }
 
 /// `create webhook`'s inputs, validated: the hooks it added for one kind.

@@ -270,6 +270,16 @@ fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: Str
     plan.insert_at(version_mod, API_KINDS, declaration);
 }
 
+/// The license header as `c` says (`edit --license/--owner`): `hack/boilerplate.rs.txt`
+/// rewritten, or deleted with `--license none`. Sources already written keep theirs; new ones
+/// get this one.
+pub fn license_header(plan: &mut Plan, c: &InitContext) {
+    match c.license {
+        true => plan.file(BOILERPLATE_TEMPLATE, BOILERPLATE, IfExists::Overwrite),
+        false => plan.remove(BOILERPLATE),
+    }
+}
+
 /// How a kind's own files (its type, controller, sample, roles) meet existing ones: refused,
 /// or with `--force` replaced.
 pub fn own_files(force: bool) -> IfExists {

@@ -92,15 +92,22 @@ pub fn replay_layout(
     }
 }
 
-/// Renders `edit` onto `tree`: the files of each plugin the project takes.
+/// Renders `edit` onto `tree`, after the commands `earlier`: the license header as it says,
+/// and the files of each plugin the project takes.
 fn edit_project(
     init: &InitInputs,
     edit: &EditInputs,
+    earlier: &[Command],
     templates: &Templates,
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
-    let context = InitContext::new(init, templates)?;
+    let edits = earlier.iter().filter_map(Command::edit).chain([edit]);
+    let now = EditInputs::applied(init, edits);
+    let context = InitContext::new(&now, templates)?;
     let mut plan = Plan::default();
+    if edit.license.is_some() || edit.owner.is_some() {
+        base::license_header(&mut plan, &context);
+    }
     for key in &edit.plugins {
         let Some(plugin) = super::project_plugin(key) else {
             anyhow::bail!(
@@ -126,7 +133,7 @@ pub fn command(
         Command::CreateWebhook(hook) => {
             create_webhook(plugins, init, hook, earlier, templates, tree)
         }
-        Command::Edit(edit) => edit_project(init, edit, templates, tree),
+        Command::Edit(edit) => edit_project(init, edit, earlier, templates, tree),
     }
 }
 

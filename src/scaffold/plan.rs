@@ -106,6 +106,8 @@ pub struct Plan {
     pub files: Vec<FileSpec>,
     pub inserts: Vec<Insert>,
     pub computed: Vec<Computed>,
+    /// Files the command deletes, if they exist.
+    pub removed: Vec<String>,
 }
 
 impl Plan {
@@ -205,6 +207,11 @@ impl Plan {
             }
             None => false,
         }
+    }
+
+    /// Deletes `dest`, if it exists.
+    pub fn remove(&mut self, dest: impl Into<String>) {
+        self.removed.push(dest.into());
     }
 
     /// Replaces `dest` with `content`, computed by the command.

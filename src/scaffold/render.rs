@@ -97,6 +97,11 @@ pub fn render(
         let content = tree.read(file)?.unwrap_or_default().to_string();
         tree.write(file, rustfmt.format(&content, file)?)?;
     }
+    for path in &plan.removed {
+        if tree.read(path)?.is_some() {
+            tree.remove(path)?;
+        }
+    }
     for computed in &plan.computed {
         tree.write(&computed.dest, computed.content.clone())?;
     }

@@ -59,7 +59,7 @@ fn golden_init_create_api() {
 }
 
 #[test]
-fn golden_two_kinds_one_cluster_scoped_no_license_self_signed_webhooks_autoupdate() {
+fn golden_two_kinds_one_cluster_scoped_self_signed_webhooks_autoupdate_license_by_edit() {
     let (_tmp, dir) = empty_dir("guestbook");
     let init = ["init", "--domain", "mock.com", "--license", "none"];
     let args = [&init[..], &["--plugins", "autoupdate/v1-alpha"]].concat();
@@ -104,6 +104,15 @@ fn golden_two_kinds_one_cluster_scoped_no_license_self_signed_webhooks_autoupdat
         "--defaulting",
     ];
     kube_scaffold(&dir, &pods).success();
+    // The license header from now on: hack/boilerplate.rs.txt, recorded as an `edit`.
+    let edit = [
+        "edit",
+        "--license",
+        "apache2",
+        "--owner",
+        "The Guestbook Authors",
+    ];
+    kube_scaffold(&dir, &edit).success();
     assert_golden(&dir, "two-kinds");
 }
 
