@@ -180,7 +180,54 @@ fn conflicts(text: &str) -> Merged {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever the new scaffold changed (lines replaced, deleted, added), lines the user
+        /// only added all come through, each block whole, without a conflict.
+        #[test]
+        fn added_lines_are_never_lost(
+            base in proptest::collection::vec("[a-d]{1,3}", 1..12),
+            edits in proptest::collection::vec((0usize..12, 0u8..3, "[a-d]{1,3}"), 0..6),
+            additions in proptest::collection::vec((0usize..13, 1usize..3), 1..4),
+        ) {
+            let text = |lines: &[String]| lines.iter().map(|l| format!("{l}\n")).collect::<String>();
+            // Theirs: some base lines replaced, deleted, or followed by a new one.
+            let mut theirs = base.clone();
+            for (at, what, line) in &edits {
+                let at = at % theirs.len().max(1);
+                match (what, theirs.is_empty()) {
+                    (_, true) => theirs.push(line.clone()),
+                    (0, _) => theirs[at] = line.clone(),
+                    (1, _) => { theirs.remove(at); }
+                    _ => theirs.insert(at + 1, line.clone()),
+                }
+            }
+            // Ours: blocks of new lines (`+N.M`, which no scaffold writes) between base lines.
+            let mut ours = base.clone();
+            let mut blocks = Vec::new();
+            // Each block goes between two base lines: placed last to first, none splits another.
+            let mut sorted: Vec<(usize, usize)> =
+                additions.iter().map(|(at, len)| ((*at).min(base.len()), *len)).collect();
+            sorted.sort_by(|a, b| b.0.cmp(&a.0));
+            for (n, (at, len)) in sorted.iter().enumerate() {
+                let block: Vec<String> = (0..*len).map(|m| format!("+{n}.{m}")).collect();
+                ours.splice(*at..*at, block.iter().cloned());
+                blocks.push(text(&block));
+            }
+            let merged = merge3(&text(&base), &text(&ours), &text(&theirs));
+            let Merged::Clean(merged) = merged else {
+                panic!("a conflict: {merged:?}");
+            };
+            for block in &blocks {
+                prop_assert!(merged.contains(block.as_str()), "lost {block:?} in {merged:?}");
+            }
+        }
+    }
 
     const BASE: &str = "fn a() {}\n\nfn b() {\n    one();\n}\n\nfn c() {}\n";
 

@@ -43,7 +43,10 @@ fn the_workflows_are_read_only_pinned_and_cached() {
     // What `make test-e2e` installs is pinned too.
     let makefile = fs::read_to_string(dir.join("Makefile")).unwrap();
     assert!(!makefile.contains("/latest/"), "{makefile}");
-    assert!(makefile.contains("CERT_MANAGER_VERSION ?= v1.21.2"), "{makefile}");
+    assert!(
+        makefile.contains("CERT_MANAGER_VERSION ?= v1.21.2"),
+        "{makefile}"
+    );
 }
 
 #[test]
