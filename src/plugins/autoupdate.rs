@@ -4,9 +4,8 @@
 //! issue when it left conflicts.
 
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
-use crate::scaffold::tree::Tree;
 
-use super::{ApiContext, InitContext, Plugin};
+use super::{InitContext, Plugin};
 
 /// Its key in PROJECT's `plugins`.
 pub const KEY: &str = "autoupdate.kube-scaffold.io/v1-alpha";
@@ -33,14 +32,8 @@ impl Plugin for AutoUpdate {
         ]
     }
 
-    fn init(&self, _: &mut Plan, _: &InitContext) {}
-
     fn enable(&self, plan: &mut Plan, _: &InitContext) {
         plan.add_all(FILES);
-    }
-
-    fn create_api(&self, _: &mut Plan, _: &ApiContext, _: &mut Tree) -> anyhow::Result<()> {
-        Ok(())
     }
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {

@@ -17,7 +17,7 @@ use crate::model::project::{Layout, Project};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::tree::Tree;
 
-use super::{ApiContext, InitContext, Plugin, paths};
+use super::{ApiContext, Plugin, paths};
 
 /// Its key in PROJECT's `plugins`.
 pub const KEY: &str = "deploy-image.rust.kube-scaffold.io/v1-alpha";
@@ -205,8 +205,6 @@ impl Plugin for DeployImage {
     fn key(&self) -> &'static str {
         KEY
     }
-
-    fn init(&self, _: &mut Plan, _: &InitContext) {}
 
     fn create_api(&self, plan: &mut Plan, c: &ApiContext, _: &mut Tree) -> anyhow::Result<()> {
         if c.deploy_image.is_none() {

@@ -5,9 +5,8 @@
 //! A test reads every query against the series kube-scaffold-runtime exports.
 
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
-use crate::scaffold::tree::Tree;
 
-use super::{ApiContext, InitContext, Plugin};
+use super::{InitContext, Plugin};
 
 /// Its key in PROJECT's `plugins`.
 pub const KEY: &str = "grafana.kube-scaffold.io/v1-alpha";
@@ -31,14 +30,8 @@ impl Plugin for Grafana {
         &["grafana/v1-alpha", "grafana.kubebuilder.io/v1-alpha", KEY]
     }
 
-    fn init(&self, _: &mut Plan, _: &InitContext) {}
-
     fn enable(&self, plan: &mut Plan, _: &InitContext) {
         plan.add_all(FILES);
-    }
-
-    fn create_api(&self, _: &mut Plan, _: &ApiContext, _: &mut Tree) -> anyhow::Result<()> {
-        Ok(())
     }
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {

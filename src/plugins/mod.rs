@@ -33,9 +33,16 @@ pub trait Plugin {
     /// Its key, as PROJECT and `--plugins` name it.
     fn key(&self) -> &'static str;
     /// `init`'s files and inserts.
-    fn init(&self, plan: &mut Plan, c: &InitContext);
+    fn init(&self, _plan: &mut Plan, _c: &InitContext) {}
     /// `create api`'s files and inserts; `tree` holds the project as it is.
-    fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()>;
+    fn create_api(
+        &self,
+        _plan: &mut Plan,
+        _c: &ApiContext,
+        _tree: &mut Tree,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// `create webhook`'s files and inserts.
     fn create_webhook(&self, _plan: &mut Plan, _c: &WebhookContext) -> anyhow::Result<()> {
         Ok(())

@@ -213,7 +213,7 @@ mod tests {
             // Each block goes between two base lines: placed last to first, none splits another.
             let mut sorted: Vec<(usize, usize)> =
                 additions.iter().map(|(at, len)| ((*at).min(base.len()), *len)).collect();
-            sorted.sort_by(|a, b| b.0.cmp(&a.0));
+            sorted.sort_by_key(|a| std::cmp::Reverse(a.0));
             for (n, (at, len)) in sorted.iter().enumerate() {
                 let block: Vec<String> = (0..*len).map(|m| format!("+{n}.{m}")).collect();
                 ours.splice(*at..*at, block.iter().cloned());
