@@ -61,7 +61,7 @@ struct Metadata {
 }
 
 /// The rules a scaffolded controller declares in its `rbac_rules` (see
-/// `scaffolds/<layout>/api/src/controller/`): on what it reconciles (group `qualified_group`,
+/// `scaffolds/<layout>/base/api/src/controller/`): on what it reconciles (group `qualified_group`,
 /// resource `plural`) and on the kinds it owns, `children` (API group, resource).
 pub fn controller_rules(
     qualified_group: &str,

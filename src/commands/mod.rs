@@ -399,7 +399,7 @@ mod tests {
             let text = templates.render(&spec.template, &self_signed).unwrap();
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
-        assert!(both.contains(&"webhook/config/webhookcerts/cluster_role.yaml.tera"));
+        assert!(both.contains(&"kustomize/webhook/config/webhookcerts/cluster_role.yaml.tera"));
         let mut own = BTreeMap::new();
         fragments(&plan, templates, &self_signed, &mut own);
         for (fragment, count) in own {

@@ -12,7 +12,7 @@ use crate::scaffold::tree::Tree;
 use super::{ApiContext, InitContext, Plugin, WebhookContext, paths};
 
 /// The license header's template, rendered first: it goes to `hack/` and atop every source.
-pub const BOILERPLATE_TEMPLATE: &str = "init/hack/boilerplate.rs.txt.tera";
+pub const BOILERPLATE_TEMPLATE: &str = "base/init/hack/boilerplate.rs.txt.tera";
 /// Where `init` puts the license header that `create api` puts atop new sources.
 pub const BOILERPLATE: &str = crate::model::project::BOILERPLATE;
 
@@ -44,46 +44,46 @@ const API_KINDS: &str = "api-kinds";
 /// The files `init` writes.
 #[rustfmt::skip]
 const INIT_FILES: &[Descriptor] = &[
-    Descriptor::new("init/Cargo.toml.tera", "Cargo.toml", IfExists::Error).with_markers(&[RUNTIME_FEATURES]),
-    Descriptor::new("init/Makefile.tera", "Makefile", IfExists::Error),
-    Descriptor::new("init/Dockerfile.tera", "Dockerfile", IfExists::Error),
-    Descriptor::new("init/dockerignore.tera", ".dockerignore", IfExists::Error),
-    Descriptor::new("init/gitignore.tera", ".gitignore", IfExists::Error),
-    Descriptor::new("init/README.md.tera", "README.md", IfExists::Error),
-    Descriptor::new("init/src/main.rs.tera", "src/main.rs", IfExists::Error),
-    Descriptor::new("init/src/lib.rs.tera", "src/lib.rs", IfExists::Error),
-    Descriptor::new("init/src/health.rs.tera", "src/health.rs", IfExists::Error),
-    Descriptor::new("init/src/leader.rs.tera", "src/leader.rs", IfExists::Error),
-    Descriptor::new("init/src/metrics.rs.tera", "src/metrics.rs", IfExists::Error),
-    Descriptor::new("init/src/server.rs.tera", "src/server.rs", IfExists::Error),
-    Descriptor::new("init/src/testing.rs.tera", "src/testing.rs", IfExists::Error),
-    Descriptor::new("init/src/api/mod.rs.tera", API_MOD, IfExists::Error).with_markers(&[API_GROUPS, RESOURCES, EXTERNAL_RESOURCES, CRDS]),
-    Descriptor::new("init/src/api/conditions.rs.tera", "src/api/conditions.rs", IfExists::Error),
-    Descriptor::new("init/src/controller/mod.rs.tera", CONTROLLER_MOD, IfExists::Error).with_markers(&[CONTROLLER_MODULES, CONTROLLERS, RBAC_RULES]),
-    Descriptor::new("init/src/webhook/mod.rs.tera", WEBHOOK_MOD, IfExists::Error).with_markers(&[WEBHOOK_MODULES, WEBHOOKS]),
-    Descriptor::new("init/src/webhook/conversion.rs.tera", CONVERSION_MOD, IfExists::Error).with_markers(&[CONVERSIONS]),
-    Descriptor::new("init/src/webhook/certs.rs.tera", "src/webhook/certs.rs", IfExists::Error),
-    Descriptor::new("init/src/webhook/fake.rs.tera", "src/webhook/fake.rs", IfExists::Error),
-    Descriptor::new("init/src/webhook/local.rs.tera", "src/webhook/local.rs", IfExists::Error),
-    Descriptor::new("init/src/controller/children.rs.tera", "src/controller/children.rs", IfExists::Error),
-    Descriptor::new("init/src/controller/conditions.rs.tera", "src/controller/conditions.rs", IfExists::Error),
-    Descriptor::new("init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs", IfExists::Error),
-    Descriptor::new("init/tests/e2e.rs.tera", "tests/e2e.rs", IfExists::Error),
-    Descriptor::new("init/tests/integration.rs.tera", "tests/integration.rs", IfExists::Error),
-    Descriptor::new("init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs", IfExists::Error),
-    Descriptor::new("init/tests/support/mod.rs.tera", "tests/support/mod.rs", IfExists::Error),
-    Descriptor::new("init/github/workflows/test.yml.tera", ".github/workflows/test.yml", IfExists::Error),
-    Descriptor::new("init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml", IfExists::Error),
-    Descriptor::new("init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml", IfExists::Error),
+    Descriptor::new("base/init/Cargo.toml.tera", "Cargo.toml", IfExists::Error).with_markers(&[RUNTIME_FEATURES]),
+    Descriptor::new("base/init/Makefile.tera", "Makefile", IfExists::Error),
+    Descriptor::new("base/init/Dockerfile.tera", "Dockerfile", IfExists::Error),
+    Descriptor::new("base/init/dockerignore.tera", ".dockerignore", IfExists::Error),
+    Descriptor::new("base/init/gitignore.tera", ".gitignore", IfExists::Error),
+    Descriptor::new("base/init/README.md.tera", "README.md", IfExists::Error),
+    Descriptor::new("base/init/src/main.rs.tera", "src/main.rs", IfExists::Error),
+    Descriptor::new("base/init/src/lib.rs.tera", "src/lib.rs", IfExists::Error),
+    Descriptor::new("base/init/src/health.rs.tera", "src/health.rs", IfExists::Error),
+    Descriptor::new("base/init/src/leader.rs.tera", "src/leader.rs", IfExists::Error),
+    Descriptor::new("base/init/src/metrics.rs.tera", "src/metrics.rs", IfExists::Error),
+    Descriptor::new("base/init/src/server.rs.tera", "src/server.rs", IfExists::Error),
+    Descriptor::new("base/init/src/testing.rs.tera", "src/testing.rs", IfExists::Error),
+    Descriptor::new("base/init/src/api/mod.rs.tera", API_MOD, IfExists::Error).with_markers(&[API_GROUPS, RESOURCES, EXTERNAL_RESOURCES, CRDS]),
+    Descriptor::new("base/init/src/api/conditions.rs.tera", "src/api/conditions.rs", IfExists::Error),
+    Descriptor::new("base/init/src/controller/mod.rs.tera", CONTROLLER_MOD, IfExists::Error).with_markers(&[CONTROLLER_MODULES, CONTROLLERS, RBAC_RULES]),
+    Descriptor::new("base/init/src/webhook/mod.rs.tera", WEBHOOK_MOD, IfExists::Error).with_markers(&[WEBHOOK_MODULES, WEBHOOKS]),
+    Descriptor::new("base/init/src/webhook/conversion.rs.tera", CONVERSION_MOD, IfExists::Error).with_markers(&[CONVERSIONS]),
+    Descriptor::new("base/init/src/webhook/certs.rs.tera", "src/webhook/certs.rs", IfExists::Error),
+    Descriptor::new("base/init/src/webhook/fake.rs.tera", "src/webhook/fake.rs", IfExists::Error),
+    Descriptor::new("base/init/src/webhook/local.rs.tera", "src/webhook/local.rs", IfExists::Error),
+    Descriptor::new("base/init/src/controller/children.rs.tera", "src/controller/children.rs", IfExists::Error),
+    Descriptor::new("base/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs", IfExists::Error),
+    Descriptor::new("base/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs", IfExists::Error),
+    Descriptor::new("base/init/tests/e2e.rs.tera", "tests/e2e.rs", IfExists::Error),
+    Descriptor::new("base/init/tests/integration.rs.tera", "tests/integration.rs", IfExists::Error),
+    Descriptor::new("base/init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs", IfExists::Error),
+    Descriptor::new("base/init/tests/support/mod.rs.tera", "tests/support/mod.rs", IfExists::Error),
+    Descriptor::new("base/init/github/workflows/test.yml.tera", ".github/workflows/test.yml", IfExists::Error),
+    Descriptor::new("base/init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml", IfExists::Error),
+    Descriptor::new("base/init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml", IfExists::Error),
 ];
 
 /// The files `init` writes from layout v3 on: how to work in the project, for people and
 /// agents, and a development container.
 #[rustfmt::skip]
 const V3_INIT_FILES: &[Descriptor] = &[
-    Descriptor::new("init/AGENTS.md.tera", "AGENTS.md", IfExists::Error),
-    Descriptor::new("init/devcontainer/devcontainer.json.tera", ".devcontainer/devcontainer.json", IfExists::Error),
-    Descriptor::new("init/devcontainer/post-install.sh.tera", ".devcontainer/post-install.sh", IfExists::Error),
+    Descriptor::new("base/init/AGENTS.md.tera", "AGENTS.md", IfExists::Error),
+    Descriptor::new("base/init/devcontainer/devcontainer.json.tera", ".devcontainer/devcontainer.json", IfExists::Error),
+    Descriptor::new("base/init/devcontainer/post-install.sh.tera", ".devcontainer/post-install.sh", IfExists::Error),
 ];
 
 /// The files of `INIT_FILES` that layout v3 no longer writes: their code is the runtime
@@ -152,7 +152,7 @@ impl Plugin for Base {
             plan.computed(copy.clone(), text.clone());
         } else if c.resource {
             plan_modules(plan, c, version, format!("mod {kind};\npub use {kind}::*;"));
-            plan.file("api/src/api/kind.rs.tera", &kind_file, own);
+            plan.file("base/api/src/api/kind.rs.tera", &kind_file, own);
             if let Some(previous) = &c.previous_stored {
                 let file = paths::api_module(group, previous, kind);
                 let text = tree.read(&file)?.unwrap_or_default().to_string();
@@ -180,12 +180,12 @@ impl Plugin for Base {
         }
         if c.controller {
             if c.layout == Layout::V2 {
-                plan.file("api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
+                plan.file("base/api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
                 plan.insert(CONTROLLER_MODULES, "/// A fake API server for the controllers' tests.\n#[cfg(test)]\npub mod mock;\n\n");
             }
             let template = match c.builtin {
-                true => "api/src/controller/builtin.rs.tera",
-                false => "api/src/controller/kind.rs.tera",
+                true => "base/api/src/controller/builtin.rs.tera",
+                false => "base/api/src/controller/kind.rs.tera",
             };
             plan.file(template, paths::controller(kind), own);
             plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
@@ -229,8 +229,8 @@ fn plan_lists(plan: &mut Plan, c: &ApiContext, version: &str, served: bool) {
 fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
     let own = own_files(c.force);
     for (module, template) in [
-        (&c.defaulter, "webhook/src/webhook/defaulter.rs.tera"),
-        (&c.validator, "webhook/src/webhook/validator.rs.tera"),
+        (&c.defaulter, "base/webhook/src/webhook/defaulter.rs.tera"),
+        (&c.validator, "base/webhook/src/webhook/validator.rs.tera"),
     ] {
         let Some(module) = module else {
             continue;
@@ -242,7 +242,7 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
     for conversion in &c.conversions {
         let (group, spoke, module) = (&c.group_module, &conversion.spoke, &conversion.module);
         plan.file_of(
-            "webhook/src/api/conversion.rs.tera",
+            "base/webhook/src/api/conversion.rs.tera",
             paths::api_module(group, spoke, module),
             own,
             conversion,
@@ -263,8 +263,8 @@ fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: Str
     let group = &c.group_module;
     let group_mod = paths::group_module(group);
     let version_mod = paths::version_module(group, version);
-    plan.file("api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
-    plan.file("api/src/api/version.rs.tera", &version_mod, IfExists::Skip);
+    plan.file("base/api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
+    plan.file("base/api/src/api/version.rs.tera", &version_mod, IfExists::Skip);
     plan.insert(API_GROUPS, format!("pub mod {group};\n\n"));
     plan.insert_at(group_mod, API_VERSIONS, format!("pub mod {version};\n\n"));
     plan.insert_at(version_mod, API_KINDS, declaration);

@@ -28,13 +28,13 @@ pub const CA_INJECTION: Marker = Marker::new(DEFAULT, "ca-injection");
 /// The files of config/crd the first kind adds.
 #[rustfmt::skip]
 const CRD_FILES: &[Descriptor] = &[
-    Descriptor::new("api/config/crd/kustomization.yaml.tera", CRD, IfExists::Skip).with_markers(&[CRD_RESOURCES]),
-    Descriptor::new("api/config/crd/kustomizeconfig.yaml.tera", "config/crd/kustomizeconfig.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/api/config/crd/kustomization.yaml.tera", CRD, IfExists::Skip).with_markers(&[CRD_RESOURCES]),
+    Descriptor::new("kustomize/api/config/crd/kustomizeconfig.yaml.tera", "config/crd/kustomizeconfig.yaml", IfExists::Skip),
 ];
 
 /// config/samples' kustomization, which the first kind with a sample adds.
 const SAMPLES_KUSTOMIZATION: Descriptor = Descriptor::new(
-    "api/config/samples/kustomization.yaml.tera",
+    "kustomize/api/config/samples/kustomization.yaml.tera",
     SAMPLES,
     IfExists::Skip,
 )
@@ -43,14 +43,14 @@ const SAMPLES_KUSTOMIZATION: Descriptor = Descriptor::new(
 /// The files the first webhook adds.
 #[rustfmt::skip]
 const WEBHOOK_FILES: &[Descriptor] = &[
-    Descriptor::new("webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhook/kustomization.yaml.tera", "config/webhook/kustomization.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhook/kustomizeconfig.yaml.tera", "config/webhook/kustomizeconfig.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml", IfExists::Skip),
 ];
 
 /// The first webhook's PodDisruptionBudget (layout v3).
 const WEBHOOK_PDB: Descriptor = Descriptor::new(
-    "webhook/config/webhook/pdb.yaml.tera",
+    "kustomize/webhook/config/webhook/pdb.yaml.tera",
     "config/webhook/pdb.yaml",
     IfExists::Skip,
 );
@@ -58,23 +58,23 @@ const WEBHOOK_PDB: Descriptor = Descriptor::new(
 /// The first webhook's files for cert-manager's certificates.
 #[rustfmt::skip]
 const CERT_MANAGER_FILES: &[Descriptor] = &[
-    Descriptor::new("webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/certmanager/kustomization.yaml.tera", "config/certmanager/kustomization.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
 ];
 
 /// The first webhook's files for the certificates the manager makes (`--self-signed`).
 #[rustfmt::skip]
 const SELF_SIGNED_FILES: &[Descriptor] = &[
-    Descriptor::new("webhook/config/webhookcerts/kustomization.yaml.tera", "config/webhookcerts/kustomization.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/webhookcerts/kustomizeconfig.yaml.tera", "config/webhookcerts/kustomizeconfig.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/webhookcerts/role.yaml.tera", "config/webhookcerts/role.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE, IfExists::Skip).with_markers(&[CERTS_CRDS]),
-    Descriptor::new("webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml", IfExists::Skip),
-    Descriptor::new("webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhookcerts/kustomization.yaml.tera", "config/webhookcerts/kustomization.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhookcerts/kustomizeconfig.yaml.tera", "config/webhookcerts/kustomizeconfig.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhookcerts/role.yaml.tera", "config/webhookcerts/role.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE, IfExists::Skip).with_markers(&[CERTS_CRDS]),
+    Descriptor::new("kustomize/webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
 ];
 
 const CERTS_CLUSTER_ROLE: &str = "config/webhookcerts/cluster_role.yaml";
@@ -83,45 +83,45 @@ pub const CERTS_CRDS: Marker = Marker::new(CERTS_CLUSTER_ROLE, "webhook-certs-cr
 
 /// What the first webhook adds to config/default when the manager makes the certificates:
 /// the manager's patch, and the replacement that gives it the webhook Service's name.
-const SELF_SIGNED_SECTIONS: &str = "webhook/fragments/default_self_signed.yaml.tera";
+const SELF_SIGNED_SECTIONS: &str = "kustomize/webhook/fragments/default_self_signed.yaml.tera";
 
 /// What the first webhook adds to config/default: the manager's patch, and the replacements
 /// that name the webhook Service in the Certificate and have cert-manager inject its CA.
-const WEBHOOK_SECTIONS: &str = "webhook/fragments/default_cert_manager.yaml.tera";
+const WEBHOOK_SECTIONS: &str = "kustomize/webhook/fragments/default_cert_manager.yaml.tera";
 
 /// The replacements that have cert-manager inject its CA into the objects of a `kind` (the one
 /// `name`d, if given): webhook configurations, CRDs.
-const CA_INJECTION_FRAGMENT: &str = "webhook/fragments/default_ca_injection.yaml.tera";
+const CA_INJECTION_FRAGMENT: &str = "kustomize/webhook/fragments/default_ca_injection.yaml.tera";
 
 /// The rule of the manager's certificates ClusterRole on the CRD `crd` (layout v3's also
 /// watches it, to set a removed CA bundle again).
-const CRD_RULE: &str = "webhook/fragments/webhookcerts_crd_rule.yaml.tera";
+const CRD_RULE: &str = "kustomize/webhook/fragments/webhookcerts_crd_rule.yaml.tera";
 
 /// The files `init` writes.
 #[rustfmt::skip]
 const INIT_FILES: &[Descriptor] = &[
-    Descriptor::new("init/config/default/kustomization.yaml.tera", DEFAULT, IfExists::Error).with_markers(&[DEFAULT_CRD, DEFAULT_WEBHOOK, DEFAULT_PATCHES]),
-    Descriptor::new("init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml", IfExists::Error),
-    Descriptor::new("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml", IfExists::Error),
-    Descriptor::new("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml", IfExists::Error),
-    Descriptor::new("init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml", IfExists::Error),
-    Descriptor::new("init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml", IfExists::Error),
-    Descriptor::new("init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml", IfExists::Error),
-    Descriptor::new("init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml", IfExists::Error),
-    Descriptor::new("init/config/rbac/kustomization.yaml.tera", RBAC, IfExists::Error).with_markers(&[RBAC_ROLES]),
-    Descriptor::new("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml", IfExists::Error),
-    Descriptor::new("init/config/rbac/role.yaml.tera", manifests::ROLE_FILE, IfExists::Error),
-    Descriptor::new("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml", IfExists::Error),
-    Descriptor::new("init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml", IfExists::Error),
-    Descriptor::new("init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/default/kustomization.yaml.tera", DEFAULT, IfExists::Error).with_markers(&[DEFAULT_CRD, DEFAULT_WEBHOOK, DEFAULT_PATCHES]),
+    Descriptor::new("kustomize/init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/manager/manager.yaml.tera", "config/manager/manager.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/network-policy/allow-metrics-traffic.yaml.tera", "config/network-policy/allow-metrics-traffic.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/kustomization.yaml.tera", RBAC, IfExists::Error).with_markers(&[RBAC_ROLES]),
+    Descriptor::new("kustomize/init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/role.yaml.tera", manifests::ROLE_FILE, IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml", IfExists::Error),
 ];
 
 /// The files `init` writes from layout v3 on: who may read /metrics over HTTPS.
 #[rustfmt::skip]
 const METRICS_AUTH_FILES: &[Descriptor] = &[
-    Descriptor::new("init/config/rbac/metrics_auth_role.yaml.tera", "config/rbac/metrics_auth_role.yaml", IfExists::Error),
-    Descriptor::new("init/config/rbac/metrics_auth_role_binding.yaml.tera", "config/rbac/metrics_auth_role_binding.yaml", IfExists::Error),
-    Descriptor::new("init/config/rbac/metrics_reader_role.yaml.tera", "config/rbac/metrics_reader_role.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/metrics_auth_role.yaml.tera", "config/rbac/metrics_auth_role.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/metrics_auth_role_binding.yaml.tera", "config/rbac/metrics_auth_role_binding.yaml", IfExists::Error),
+    Descriptor::new("kustomize/init/config/rbac/metrics_reader_role.yaml.tera", "config/rbac/metrics_reader_role.yaml", IfExists::Error),
 ];
 
 /// Every table of files above.
@@ -163,7 +163,7 @@ impl Plugin for Kustomize {
                 }
                 // Another version of a kind joins its CRD.
                 None => plan.yaml_merged(
-                    "api/config/crd/crd.json.tera",
+                    "kustomize/api/config/crd/crd.json.tera",
                     crd,
                     manifests::HEADER,
                     manifests::add_crd_version,
@@ -174,7 +174,7 @@ impl Plugin for Kustomize {
             if !c.adopted {
                 plan.add(&SAMPLES_KUSTOMIZATION);
                 plan.file(
-                    "api/config/samples/sample.yaml.tera",
+                    "kustomize/api/config/samples/sample.yaml.tera",
                     paths::sample(&c.sample_file),
                     own,
                 );
@@ -183,12 +183,12 @@ impl Plugin for Kustomize {
             // The roles are the kind's, whatever the version: the first version made them.
             if !c.new_version {
                 plan.file(
-                    "api/config/rbac/editor_role.yaml.tera",
+                    "kustomize/api/config/rbac/editor_role.yaml.tera",
                     paths::kind_role(&c.kind_lower, "editor"),
                     own,
                 );
                 plan.file(
-                    "api/config/rbac/viewer_role.yaml.tera",
+                    "kustomize/api/config/rbac/viewer_role.yaml.tera",
                     paths::kind_role(&c.kind_lower, "viewer"),
                     own,
                 );
@@ -231,7 +231,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
     let crd = format!("{}.{}", c.plural, c.qualified_group);
     if !c.conversions.is_empty() {
         plan.yaml_patched(
-            "webhook/config/crd/conversion.json.tera",
+            "kustomize/webhook/config/crd/conversion.json.tera",
             paths::crd(&c.qualified_group, &c.plural),
             manifests::HEADER,
             manifests::set_conversion,

@@ -176,8 +176,8 @@ mod tests {
         tree.write("Dockerfile", "mine\n".into()).unwrap();
         tree.write(".dockerignore", "mine too\n".into()).unwrap();
         let mut plan = Plan::default();
-        plan.file("init/Dockerfile.tera", "Dockerfile", IfExists::Error);
-        plan.file("init/dockerignore.tera", ".dockerignore", IfExists::Skip);
+        plan.file("base/init/Dockerfile.tera", "Dockerfile", IfExists::Error);
+        plan.file("base/init/dockerignore.tera", ".dockerignore", IfExists::Skip);
         let context = Names {
             project_name: "guestbook",
         };

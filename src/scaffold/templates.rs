@@ -1,7 +1,8 @@
 //! The templates under `scaffolds/`, embedded in the binary and rendered strictly with tera:
 //! an undefined variable is an error, never an empty string.
 //!
-//! A template is named by its path under a layout's directory (`init/src/main.rs.tera`) and
+//! A template is named by its path under a layout's directory, plugin first
+//! (`base/init/src/main.rs.tera`, `kustomize/api/config/crd/crd.json.tera`), and
 //! found in the newest of the layout's directories that has it: `scaffolds/v3/` holds only
 //! what layout v3 changed from `scaffolds/v2/`, which stays as 0.2 shipped it. A name under
 //! `v1/` is 0.1's, as it is.
