@@ -130,7 +130,7 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
 /// Watches the children of kind `K`: their metadata only (kube's `owns`), and only those this
 /// manager labelled (`labels`), not every object of the kind in the cluster.
 fn watch<O: Owner, K: Child<O>>(controller: Controller<O>, ctx: &Context) -> Controller<O> {
-    let children = Api::<K>::all(ctx.client.clone());
+    let children = ctx.api::<K>();
     controller.owns(children, watcher::Config::default().labels(&selector()))
 }
 

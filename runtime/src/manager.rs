@@ -103,6 +103,11 @@ pub struct Options {
     /// With --webhook-cert-secret: the namespace of the Secret and the Service.
     #[arg(long, env = "POD_NAMESPACE")]
     pub webhook_namespace: Option<String>,
+    /// The one namespace the controllers watch (kubebuilder's `WATCH_NAMESPACE`); all
+    /// namespaces when unset. A project made with `edit --namespaced` sets it to the manager's
+    /// own namespace, where its Role grants what the controllers use.
+    #[arg(long, env = "WATCH_NAMESPACE")]
+    pub watch_namespace: Option<String>,
     /// Run the controllers only while holding a Lease, so that one replica of several works.
     #[cfg(feature = "leader-election")]
     #[arg(long)]
@@ -300,6 +305,7 @@ impl Manager {
 
         let mut ctx = Context::new(client.clone());
         ctx.shutdown = shutdown;
+        ctx.namespace = options.watch_namespace.clone().filter(|ns| !ns.is_empty());
         let ctx = Arc::new(ctx);
         server::serve(
             options.health_probe_bind_address,

@@ -323,7 +323,8 @@ pub fn role_with(
     rules: &[Rule],
 ) -> Option<String> {
     let mut role: ClusterRole = serde_saphyr::from_str(role_yaml).ok()?;
-    if role.kind != "ClusterRole" || role.rules.iter().any(|r| r.api_groups.len() != 1) {
+    let kinds = ["ClusterRole", "Role"];
+    if !kinds.contains(&role.kind.as_str()) || role.rules.iter().any(|r| r.api_groups.len() != 1) {
         return None;
     }
     let kinds = [
@@ -335,6 +336,14 @@ pub fn role_with(
         old.api_groups[0] != qualified_group || !old.resources.iter().any(|r| kinds.contains(r))
     });
     role.rules = merge(role.rules.into_iter().chain(rules.iter().cloned()));
+    Some(yaml(&role))
+}
+
+/// `role_yaml`, the manager's role as `make manifests` wrote it, as a Role (`namespaced`: the
+/// manager watches its own namespace) or a ClusterRole; `None` when it is not as written.
+pub fn role_kind(role_yaml: &str, namespaced: bool) -> Option<String> {
+    let mut role: ClusterRole = serde_saphyr::from_str(role_yaml).ok()?;
+    role.kind = if namespaced { "Role" } else { "ClusterRole" }.to_string();
     Some(yaml(&role))
 }
 

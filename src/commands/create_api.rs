@@ -13,7 +13,7 @@ use crate::model::builtin::{self, CoreKind};
 use crate::model::gvk::{self, Gvk};
 use crate::model::names;
 use crate::model::owned::{self, Owned};
-use crate::model::project::{Command, Project, Resource};
+use crate::model::project::{Command, EditInputs, Project, Resource};
 use crate::plugins::{self, base, deploy_image};
 use crate::prompt;
 use crate::scaffold::tree::Tree;
@@ -80,6 +80,15 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
         }
         _ => prompt::confirm(args.controller, "Create Controller", "--controller")?,
     };
+    if controller && !namespaced && EditInputs::namespaced_manager(&project.commands) {
+        return Err(user_error(
+            format!(
+                "`{}/{} {}` is cluster-scoped, and the manager watches only its own namespace (`edit --namespaced`): it cannot run its controller",
+                gvk.group, gvk.version, gvk.kind
+            ),
+            "pass `--controller=false`, or make the manager cluster-wide first with `kube-scaffold edit --namespaced=false`",
+        ));
+    }
     let existing = project.resource(&gvk.group, &gvk.version, &gvk.kind);
     let request = Request {
         resource,

@@ -15,11 +15,18 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
     project.check_compatible()?;
     plugins::resolve(&project)?;
-    if args.plugins.is_empty() && args.license.is_none() && args.owner.is_none() {
+    if args.plugins.is_empty()
+        && args.license.is_none()
+        && args.owner.is_none()
+        && args.namespaced.is_none()
+    {
         return Err(user_error(
             "nothing to edit",
-            "pass `--plugins <plugin>`, `--license apache2|none` and/or `--owner <name>`",
+            "pass `--plugins <plugin>`, `--namespaced[=false]`, `--license apache2|none` and/or `--owner <name>`",
         ));
+    }
+    if args.namespaced == Some(true) {
+        check_namespaced(&project)?;
     }
     let keys = project_plugins(&args.plugins, &project.plugins)?;
     let license = args.license.map(|l| match l {
@@ -40,9 +47,9 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     let header = license.is_some() || args.owner.is_some();
     project.plugins.extend(keys.iter().cloned());
     let how = super::Finish {
-        overwrite_edited: false,
+        overwrite_edited: args.force,
         dry_run: args.dry_run,
-        conflict_help: "move those files away, then run the command again",
+        conflict_help: "move those files away, then run the command again (`--force` replaces files kube-scaffold wrote that you edited)",
     };
     let next = "\nNext: commit the changes; `kube-scaffold alpha generate` renders them again from PROJECT.";
     let command = Command::Edit(EditInputs {
@@ -50,8 +57,26 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
         license,
         owner: args.owner,
         license_year: header.then(super::current_year),
+        namespaced: args.namespaced,
     });
     super::scaffold(root, Tree::over(root), project, command, &how, next)
+}
+
+/// A manager that watches one namespace, with a Role there, cannot reconcile a cluster-scoped
+/// kind: a project with a controller of one cannot be made `--namespaced`.
+fn check_namespaced(project: &Project) -> anyhow::Result<()> {
+    let resources = project.resources();
+    let cluster = resources.iter().find(|r| r.controller && !r.namespaced);
+    if let Some(r) = cluster {
+        return Err(user_error(
+            format!(
+                "`{}/{} {}` is cluster-scoped and has a controller, which a manager watching one namespace with a Role cannot run",
+                r.group, r.version, r.kind
+            ),
+            "keep the manager cluster-wide, or remove that controller first (src/controller/ and PROJECT)",
+        ));
+    }
+    Ok(())
 }
 
 /// The keys of the plugins `names` asks for, checked: each a plugin of the whole project that

@@ -416,7 +416,9 @@ mod tests {
             repository: "",
             versions: crate::model::versions::VERSIONS,
         };
-        let text = templates.render("base/init/Cargo.toml.tera", &context).unwrap();
+        let text = templates
+            .render("base/init/Cargo.toml.tera", &context)
+            .unwrap();
         let manifest: toml::Table = toml::from_str(&text).unwrap();
         let mut crates = Vec::new();
         for section in ["dependencies", "dev-dependencies"] {

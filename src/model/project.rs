@@ -165,9 +165,22 @@ pub struct EditInputs {
     /// The year in a license header this command rewrote.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license_year: Option<i64>,
+    /// The manager watches only its own namespace, with a Role, from now on
+    /// (`--namespaced`), or every namespace again (`--namespaced=false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaced: Option<bool>,
 }
 
 impl EditInputs {
+    /// Whether `commands` left the manager watching only its own namespace.
+    pub fn namespaced_manager(commands: &[Command]) -> bool {
+        let edits = commands.iter().filter_map(Command::edit);
+        edits
+            .filter_map(|e| e.namespaced)
+            .next_back()
+            .unwrap_or(false)
+    }
+
     /// `init`'s inputs as `edits`, in order, left them: the license header's.
     pub fn applied<'a>(
         init: &InitInputs,

@@ -3,7 +3,7 @@
 
 use crate::codegen;
 use crate::error::user_error;
-use crate::model::project::Layout;
+use crate::model::project::{EditInputs, Layout};
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 use crate::scaffold::templates;
@@ -41,6 +41,10 @@ pub const CONVERSIONS: Marker = Marker::new(CONVERSION_MOD, "conversions");
 const API_VERSIONS: &str = "api-versions";
 const API_KINDS: &str = "api-kinds";
 
+/// `make manifests`: CRDs, the manager's role and webhook configurations from the code.
+const CRDGEN: &str = "src/bin/crdgen.rs";
+const CRDGEN_TEMPLATE: &str = "base/init/src/bin/crdgen.rs.tera";
+
 /// The files `init` writes.
 #[rustfmt::skip]
 const INIT_FILES: &[Descriptor] = &[
@@ -67,7 +71,7 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("base/init/src/webhook/local.rs.tera", "src/webhook/local.rs", IfExists::Error),
     Descriptor::new("base/init/src/controller/children.rs.tera", "src/controller/children.rs", IfExists::Error),
     Descriptor::new("base/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs", IfExists::Error),
-    Descriptor::new("base/init/src/bin/crdgen.rs.tera", "src/bin/crdgen.rs", IfExists::Error),
+    Descriptor::new(CRDGEN_TEMPLATE, CRDGEN, IfExists::Error),
     Descriptor::new("base/init/tests/e2e.rs.tera", "tests/e2e.rs", IfExists::Error),
     Descriptor::new("base/init/tests/integration.rs.tera", "tests/integration.rs", IfExists::Error),
     Descriptor::new("base/init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs", IfExists::Error),
@@ -207,6 +211,23 @@ impl Plugin for Base {
         &[INIT_FILES, V3_INIT_FILES]
     }
 
+    fn edit(
+        &self,
+        plan: &mut Plan,
+        c: &InitContext,
+        edit: &EditInputs,
+        _: &mut Tree,
+    ) -> anyhow::Result<()> {
+        if edit.license.is_some() || edit.owner.is_some() {
+            license_header(plan, c);
+        }
+        if edit.namespaced.is_some() {
+            // `make manifests` writes the manager's role as a Role or a ClusterRole.
+            plan.file(CRDGEN_TEMPLATE, CRDGEN, IfExists::Overwrite);
+        }
+        Ok(())
+    }
+
     fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
         if c.layout != Layout::V2 {
             plan.insert(RUNTIME_FEATURES, "\"webhooks\",");
@@ -264,7 +285,11 @@ fn plan_modules(plan: &mut Plan, c: &ApiContext, version: &str, declaration: Str
     let group_mod = paths::group_module(group);
     let version_mod = paths::version_module(group, version);
     plan.file("base/api/src/api/group.rs.tera", &group_mod, IfExists::Skip);
-    plan.file("base/api/src/api/version.rs.tera", &version_mod, IfExists::Skip);
+    plan.file(
+        "base/api/src/api/version.rs.tera",
+        &version_mod,
+        IfExists::Skip,
+    );
     plan.insert(API_GROUPS, format!("pub mod {group};\n\n"));
     plan.insert_at(group_mod, API_VERSIONS, format!("pub mod {version};\n\n"));
     plan.insert_at(version_mod, API_KINDS, declaration);

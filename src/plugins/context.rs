@@ -45,6 +45,8 @@ pub struct InitContext {
     /// The layout rendered.
     #[serde(skip)]
     pub layout: Layout,
+    /// The manager watches only its own namespace, with a Role (`edit --namespaced`).
+    pub namespaced_manager: bool,
 }
 
 /// Everything the `api` templates see, computed from `create api`'s inputs and the project.
@@ -457,6 +459,7 @@ impl InitContext {
             versions: VERSIONS,
             api_approval: gvk::API_APPROVAL,
             layout: templates.layout(),
+            namespaced_manager: false,
         };
         if context.license {
             let boilerplate = templates.render(base::BOILERPLATE_TEMPLATE, &context)?;

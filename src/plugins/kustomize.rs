@@ -2,7 +2,7 @@
 //! `default`, `manager`, `rbac`, `crd`, `samples`, `prometheus`, `network-policy`.
 
 use crate::codegen::manifests;
-use crate::model::project::Layout;
+use crate::model::project::{EditInputs, Layout};
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 use crate::scaffold::tree::Tree;
@@ -97,13 +97,25 @@ const CA_INJECTION_FRAGMENT: &str = "kustomize/webhook/fragments/default_ca_inje
 /// watches it, to set a removed CA bundle again).
 const CRD_RULE: &str = "kustomize/webhook/fragments/webhookcerts_crd_rule.yaml.tera";
 
+/// The manager's Deployment, and the binding of its role: `edit --namespaced` changes both.
+const MANAGER: Descriptor = Descriptor::new(
+    "kustomize/init/config/manager/manager.yaml.tera",
+    "config/manager/manager.yaml",
+    IfExists::Error,
+);
+const ROLE_BINDING: Descriptor = Descriptor::new(
+    "kustomize/init/config/rbac/role_binding.yaml.tera",
+    "config/rbac/role_binding.yaml",
+    IfExists::Error,
+);
+
 /// The files `init` writes.
 #[rustfmt::skip]
 const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/init/config/default/kustomization.yaml.tera", DEFAULT, IfExists::Error).with_markers(&[DEFAULT_CRD, DEFAULT_WEBHOOK, DEFAULT_PATCHES]),
     Descriptor::new("kustomize/init/config/default/metrics_service.yaml.tera", "config/default/metrics_service.yaml", IfExists::Error),
     Descriptor::new("kustomize/init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml", IfExists::Error),
-    Descriptor::new("kustomize/init/config/manager/manager.yaml.tera", "config/manager/manager.yaml", IfExists::Error),
+    MANAGER,
     Descriptor::new("kustomize/init/config/prometheus/kustomization.yaml.tera", "config/prometheus/kustomization.yaml", IfExists::Error),
     Descriptor::new("kustomize/init/config/prometheus/monitor.yaml.tera", "config/prometheus/monitor.yaml", IfExists::Error),
     Descriptor::new("kustomize/init/config/network-policy/kustomization.yaml.tera", "config/network-policy/kustomization.yaml", IfExists::Error),
@@ -111,7 +123,7 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/init/config/rbac/kustomization.yaml.tera", RBAC, IfExists::Error).with_markers(&[RBAC_ROLES]),
     Descriptor::new("kustomize/init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml", IfExists::Error),
     Descriptor::new("kustomize/init/config/rbac/role.yaml.tera", manifests::ROLE_FILE, IfExists::Error),
-    Descriptor::new("kustomize/init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml", IfExists::Error),
+    ROLE_BINDING,
     Descriptor::new("kustomize/init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml", IfExists::Error),
     Descriptor::new("kustomize/init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml", IfExists::Error),
 ];
@@ -216,6 +228,34 @@ impl Plugin for Kustomize {
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {
         DESCRIPTORS
+    }
+
+    /// `--namespaced`: the manager watches its own namespace (`WATCH_NAMESPACE`), bound to a
+    /// Role there, or every namespace with a ClusterRole again.
+    fn edit(
+        &self,
+        plan: &mut Plan,
+        c: &InitContext,
+        edit: &EditInputs,
+        tree: &mut Tree,
+    ) -> anyhow::Result<()> {
+        if edit.namespaced.is_none() {
+            return Ok(());
+        }
+        for file in [MANAGER, ROLE_BINDING] {
+            plan.file(file.template, file.dest, IfExists::Overwrite);
+        }
+        let role = tree
+            .read(manifests::ROLE_FILE)?
+            .and_then(|text| manifests::role_kind(text, c.namespaced_manager));
+        match role {
+            Some(role) => plan.computed(manifests::ROLE_FILE, role),
+            None => ui::note(&format!(
+                "{} is not as `make manifests` wrote it: run `make manifests` to write the manager's role",
+                manifests::ROLE_FILE
+            )),
+        }
+        Ok(())
     }
 }
 

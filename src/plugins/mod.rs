@@ -8,7 +8,7 @@
 //! rules and webhook hooks), `run` (a command's plugins run onto a tree; `replay` renders a
 //! whole project from its PROJECT alone, in memory).
 
-use crate::model::project::Project;
+use crate::model::project::{EditInputs, Project};
 use crate::scaffold::plan::{Descriptor, Plan};
 use crate::scaffold::tree::Tree;
 
@@ -45,6 +45,17 @@ pub trait Plugin {
     }
     /// `create webhook`'s files and inserts.
     fn create_webhook(&self, _plan: &mut Plan, _c: &WebhookContext) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// `edit`'s files and inserts, for the flags it handles (`c` is the project as the edit
+    /// leaves it); `tree` holds the project as it is.
+    fn edit(
+        &self,
+        _plan: &mut Plan,
+        _c: &InitContext,
+        _edit: &EditInputs,
+        _tree: &mut Tree,
+    ) -> anyhow::Result<()> {
         Ok(())
     }
     /// The files it adds when a project takes it (`init --plugins`, `edit --plugins`): a

@@ -95,6 +95,7 @@ pub fn replay_layout(
 /// Renders `edit` onto `tree`, after the commands `earlier`: the license header as it says,
 /// and the files of each plugin the project takes.
 fn edit_project(
+    plugins: &[&dyn Plugin],
     init: &InitInputs,
     edit: &EditInputs,
     earlier: &[Command],
@@ -103,10 +104,16 @@ fn edit_project(
 ) -> anyhow::Result<Report> {
     let edits = earlier.iter().filter_map(Command::edit).chain([edit]);
     let now = EditInputs::applied(init, edits);
-    let context = InitContext::new(&now, templates)?;
+    let mut context = InitContext::new(&now, templates)?;
+    let all: Vec<Command> = earlier
+        .iter()
+        .cloned()
+        .chain([Command::Edit(edit.clone())])
+        .collect();
+    context.namespaced_manager = EditInputs::namespaced_manager(&all);
     let mut plan = Plan::default();
-    if edit.license.is_some() || edit.owner.is_some() {
-        base::license_header(&mut plan, &context);
+    for plugin in plugins {
+        plugin.edit(&mut plan, &context, edit, tree)?;
     }
     for key in &edit.plugins {
         let Some(plugin) = super::project_plugin(key) else {
@@ -133,7 +140,7 @@ pub fn command(
         Command::CreateWebhook(hook) => {
             create_webhook(plugins, init, hook, earlier, templates, tree)
         }
-        Command::Edit(edit) => edit_project(init, edit, earlier, templates, tree),
+        Command::Edit(edit) => edit_project(plugins, init, edit, earlier, templates, tree),
     }
 }
 

@@ -177,7 +177,11 @@ mod tests {
         tree.write(".dockerignore", "mine too\n".into()).unwrap();
         let mut plan = Plan::default();
         plan.file("base/init/Dockerfile.tera", "Dockerfile", IfExists::Error);
-        plan.file("base/init/dockerignore.tera", ".dockerignore", IfExists::Skip);
+        plan.file(
+            "base/init/dockerignore.tera",
+            ".dockerignore",
+            IfExists::Skip,
+        );
         let context = Names {
             project_name: "guestbook",
         };

@@ -829,3 +829,79 @@ fn webhooks_for_kinds_kubernetes_defines_leave_the_cluster_and_the_manager_out()
     );
     assert_eq!(tree(&dir), before);
 }
+
+/// A manager watching one namespace cannot run a controller of a cluster-scoped kind: `edit
+/// --namespaced` is refused in a project with one, and such a controller is refused in a
+/// namespaced project; each refusal changes nothing. `--namespaced=false` makes the manager
+/// cluster-wide again, with a ClusterRole.
+#[test]
+fn a_namespaced_manager_and_a_cluster_scoped_controller_exclude_each_other() {
+    let (_tmp, dir) = initialized();
+    let cluster = [
+        "create",
+        "api",
+        "--group",
+        "webapp",
+        "--kind",
+        "Cluster",
+        "--namespaced=false",
+    ];
+    let site = ["create", "api", "--group", "webapp", "--kind", "Site"];
+    kube_scaffold(&dir, &site).success();
+    kube_scaffold(&dir, &["edit", "--namespaced"]).success();
+    let binding = fs::read_to_string(dir.join("config/rbac/role_binding.yaml")).unwrap();
+    assert!(binding.contains("kind: RoleBinding\n"), "{binding}");
+    let before = tree(&dir);
+    let refused = kube_scaffold(&dir, &cluster).code(1);
+    assert!(
+        stderr_of(&refused)
+            .contains("help: pass `--controller=false`, or make the manager cluster-wide first"),
+        "{}",
+        stderr_of(&refused)
+    );
+    assert!(
+        tree(&dir) == before,
+        "a refused create api changed the project"
+    );
+
+    kube_scaffold(&dir, &["edit", "--namespaced=false"]).success();
+    let binding = fs::read_to_string(dir.join("config/rbac/role_binding.yaml")).unwrap();
+    assert!(binding.contains("kind: ClusterRoleBinding\n"), "{binding}");
+    let manager = fs::read_to_string(dir.join("config/manager/manager.yaml")).unwrap();
+    assert!(!manager.contains("WATCH_NAMESPACE"), "{manager}");
+    kube_scaffold(&dir, &cluster).success();
+    let before = tree(&dir);
+    let refused = kube_scaffold(&dir, &["edit", "--namespaced"]).code(1);
+    assert!(
+        stderr_of(&refused).contains("`webapp/v1 Cluster` is cluster-scoped and has a controller"),
+        "{}",
+        stderr_of(&refused)
+    );
+    assert!(tree(&dir) == before, "a refused edit changed the project");
+}
+
+/// A file `edit --namespaced` rewrites that its user edited is refused, named, and kept,
+/// unless `--force`.
+#[test]
+fn edit_namespaced_keeps_an_edited_manager_yaml_unless_forced() {
+    let (_tmp, dir) = initialized();
+    let path = dir.join("config/manager/manager.yaml");
+    let edited = fs::read_to_string(&path)
+        .unwrap()
+        .replace("value: info", "value: debug");
+    fs::write(&path, &edited).unwrap();
+    let before = tree(&dir);
+    let refused = kube_scaffold(&dir, &["edit", "--namespaced"]).code(1);
+    assert!(
+        stderr_of(&refused).contains("`config/manager/manager.yaml`"),
+        "{}",
+        stderr_of(&refused)
+    );
+    assert!(tree(&dir) == before);
+    kube_scaffold(&dir, &["edit", "--namespaced", "--force"]).success();
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("WATCH_NAMESPACE") && !text.contains("value: debug"),
+        "{text}"
+    );
+}

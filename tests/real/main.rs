@@ -10,6 +10,7 @@ mod every_kind;
 #[path = "../shared/generated_build.rs"]
 mod generated_build;
 mod leader;
+mod namespaced;
 mod project;
 mod readme;
 mod self_signed;

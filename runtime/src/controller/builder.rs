@@ -21,13 +21,12 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use kube::Resource;
-use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{WatchStreamExt, watcher};
 use tracing::{info, warn};
 
-use super::{Context, Error, Result, observe, report_synced};
+use super::{Context, Error, Result, Scoped, observe, report_synced};
 use crate::children::{Owned, Owner};
 
 /// The annotation `kubectl apply` (client-side) keeps a copy of the whole object in.
@@ -46,8 +45,12 @@ pub struct Builder<K: Owner> {
     resync: Option<Duration>,
 }
 
-impl<K: Owner> Builder<K> {
-    /// The controller called `name` in metrics and logs: every object of `K` in the cluster,
+impl<K: Owner> Builder<K>
+where
+    K::Scope: Scoped,
+{
+    /// The controller called `name` in metrics and logs: every object of `K` in the cluster
+    /// (in the manager's namespace, if it watches one: [`Context::api`]),
     /// nothing owned, one reconcile at a time, a resync every [`RESYNC`].
     pub fn new(name: &'static str) -> Self {
         Self {
@@ -111,7 +114,7 @@ impl<K: Owner> Builder<K> {
             concurrency,
             resync,
         } = self;
-        let api = Api::<K>::all(ctx.client.clone());
+        let api = ctx.api::<K>();
         let (cache, writer) = reflector::store();
         let objects = watcher(api, config)
             .default_backoff()

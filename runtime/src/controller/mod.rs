@@ -19,9 +19,10 @@ use std::time::Duration;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::{ClusterResourceScope, NamespaceResourceScope};
 use kube::Client;
 use kube::Resource;
-use kube::api::DynamicObject;
+use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::finalizer;
@@ -47,6 +48,9 @@ pub struct Context {
     pub health: Health,
     /// Cancelled on SIGTERM or Ctrl-C: controllers stop taking work and finish what runs.
     pub shutdown: CancellationToken,
+    /// The one namespace the controllers watch (`--watch-namespace`, `WATCH_NAMESPACE`), or
+    /// `None` for all: see [`Context::api`].
+    pub namespace: Option<String>,
 }
 
 impl Context {
@@ -64,7 +68,18 @@ impl Context {
             metrics: Arc::new(Metrics::default()),
             health: Health::default(),
             shutdown: CancellationToken::new(),
+            namespace: None,
         }
+    }
+
+    /// The API of the objects of `K` the controllers see: a namespaced kind's in
+    /// [`Context::namespace`] when it is set, else every object of the kind.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<DynamicType = ()>,
+        K::Scope: Scoped,
+    {
+        <K::Scope as Scoped>::api(self.client.clone(), self.namespace.as_deref())
     }
 
     /// Publishes an Event about `obj`, e.g. `ctx.publish(&*obj, EventType::Normal,
@@ -342,6 +357,34 @@ impl Backoff {
     }
 }
 
+/// The scope of a kind, as [`Context::api`] reads it: a namespaced kind is watched in the
+/// manager's namespace when it has one; a cluster-scoped kind always cluster-wide.
+pub trait Scoped {
+    /// The API of `K` for a manager watching `namespace` (`None`: all).
+    fn api<K: Resource<DynamicType = (), Scope = Self>>(
+        client: Client,
+        namespace: Option<&str>,
+    ) -> Api<K>;
+}
+
+impl Scoped for NamespaceResourceScope {
+    fn api<K: Resource<DynamicType = (), Scope = Self>>(
+        client: Client,
+        namespace: Option<&str>,
+    ) -> Api<K> {
+        match namespace {
+            Some(namespace) => Api::namespaced(client, namespace),
+            None => Api::all(client),
+        }
+    }
+}
+
+impl Scoped for ClusterResourceScope {
+    fn api<K: Resource<DynamicType = (), Scope = Self>>(client: Client, _: Option<&str>) -> Api<K> {
+        Api::all(client)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
@@ -354,6 +397,20 @@ mod tests {
             http::Response<kube::client::Body>,
         >();
         Arc::new(Context::new(Client::new(service, "default")))
+    }
+
+    /// A manager watching one namespace reads a namespaced kind there and a cluster-scoped
+    /// one cluster-wide; one watching all reads both cluster-wide.
+    #[tokio::test]
+    async fn a_namespaced_kind_is_read_in_the_watched_namespace() {
+        use k8s_openapi::api::core::v1::Namespace;
+        let ctx = context();
+        assert_eq!(ctx.api::<ConfigMap>().resource_url(), "/api/v1/configmaps");
+        let mut one = Context::new(ctx.client.clone());
+        one.namespace = Some("shop-system".into());
+        let url = one.api::<ConfigMap>().resource_url().to_string();
+        assert_eq!(url, "/api/v1/namespaces/shop-system/configmaps");
+        assert_eq!(one.api::<Namespace>().resource_url(), "/api/v1/namespaces");
     }
 
     fn config_map() -> Arc<ConfigMap> {

@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 
 use anyhow::Context as _;
-use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
+use k8s_openapi::api::rbac::v1::{PolicyRule, Role};
 use kube::api::ObjectMeta;
 
 use shop::api;
@@ -26,13 +26,13 @@ fn main() -> anyhow::Result<()> {
         let file = bases.join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
         write_yaml(&file, &crd)?;
     }
-    let role = ClusterRole {
+    let role = Role {
         metadata: ObjectMeta {
             name: Some("manager-role".into()),
             ..ObjectMeta::default()
         },
         rules: Some(merge(controller::rbac_rules())),
-        ..ClusterRole::default()
+        ..Role::default()
     };
     write_yaml(Path::new("config/rbac/role.yaml"), &role)?;
     let (mutating, validating) = webhook::configurations(&webhook::hooks());
