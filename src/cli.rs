@@ -96,8 +96,9 @@ pub struct EditArgs {
     /// `--namespaced=false`: every namespace, with a ClusterRole, again.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
     pub namespaced: Option<bool>,
-    /// With `--namespaced`, also replace config/manager/manager.yaml, config/rbac/role_binding.yaml
-    /// and src/bin/crdgen.rs if you edited them (your changes there are lost).
+    /// With `--namespaced`: replace config/manager/manager.yaml, config/rbac/role_binding.yaml
+    /// and src/bin/crdgen.rs even where your edits conflict with the change (they are lost);
+    /// without it, your edits are merged in and a conflict is refused.
     #[arg(long)]
     pub force: bool,
     /// Print the files it would write and a diff of each change; write nothing.

@@ -132,6 +132,7 @@ fn scaffold(
 ) -> anyhow::Result<()> {
     let how = super::Finish {
         overwrite_edited: args.write.overwrite_edited,
+        merge_edited: false,
         dry_run: args.write.dry_run,
         conflict_help: "pass `--force` to scaffold the kind's files again",
     };

@@ -48,6 +48,7 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     project.plugins.extend(keys.iter().cloned());
     let how = super::Finish {
         overwrite_edited: args.force,
+        merge_edited: true,
         dry_run: args.dry_run,
         conflict_help: "move those files away, then run the command again (`--force` replaces files kube-scaffold wrote that you edited)",
     };

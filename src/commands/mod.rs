@@ -41,6 +41,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 struct Finish<'a> {
     /// Replace files their user edited too (with `--force`).
     overwrite_edited: bool,
+    /// Merge a file its user edited with its new content (three-way, the base from a replay of
+    /// PROJECT), instead of refusing it: when the merge is clean.
+    merge_edited: bool,
     /// Print what would change; write nothing.
     dry_run: bool,
     /// The `help:` line when files are in the way.
@@ -95,6 +98,10 @@ fn finish(
         }
     }
     project.generated.extend(digests);
+    // A merged file: the tool's part is what it rendered, the rest is the user's.
+    for (path, digest) in &report.merged {
+        project.generated.insert(path.clone(), digest.clone());
+    }
     // A file the command deleted is no longer the tool's.
     let deleted: Vec<String> = tree
         .entries()
@@ -137,11 +144,59 @@ fn scaffold(
     let plugins = crate::plugins::resolve(&project)?;
     let templates = crate::scaffold::templates::Templates::load()?;
     let (init, earlier) = (&project.init, &project.commands);
-    let report = crate::plugins::command(&plugins, init, &command, earlier, &templates, &mut tree)?;
+    let mut report =
+        crate::plugins::command(&plugins, init, &command, earlier, &templates, &mut tree)?;
+    if how.merge_edited && !how.overwrite_edited {
+        merge_edited(&project, &templates, &mut tree, &mut report)?;
+    }
     project.commands.push(command);
     finish(root, tree, &report, project, how)?;
     if !how.dry_run {
         ui::say(next);
+    }
+    Ok(())
+}
+
+/// Merges into each file `report` says was overwritten and its user had edited, the user's
+/// edits: base, what the tool last wrote there (a replay of `project`, checked against the
+/// digest PROJECT recorded); theirs, what was rendered now. A clean merge replaces the
+/// rendered content and leaves `overwritten`; a conflict, or a base that cannot be
+/// reproduced, leaves the file for `finish` to refuse.
+fn merge_edited(
+    project: &Project,
+    templates: &crate::scaffold::templates::Templates,
+    tree: &mut Tree,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let edited: Vec<String> = report
+        .overwritten
+        .iter()
+        .filter(|path| {
+            let original = tree.original(path).map(apply::digest);
+            project.generated.get(*path) != original.as_ref()
+        })
+        .cloned()
+        .collect();
+    if edited.is_empty() {
+        return Ok(());
+    }
+    let mut replayed = crate::plugins::replay(project, templates)?;
+    for path in edited {
+        let Some(base) = replayed.read(&path)?.map(str::to_string) else {
+            continue;
+        };
+        if project.generated.get(&path) != Some(&apply::digest(&base)) {
+            continue;
+        }
+        let ours = tree.original(&path).unwrap_or_default().to_string();
+        let theirs = tree.read(&path)?.unwrap_or_default().to_string();
+        if let crate::scaffold::merge::Merged::Clean(merged) =
+            crate::scaffold::merge::merge3(&base, &ours, &theirs)
+        {
+            tree.write(&path, merged)?;
+            report.overwritten.retain(|p| *p != path);
+            report.merged.push((path, apply::digest(&theirs)));
+        }
     }
     Ok(())
 }

@@ -21,6 +21,9 @@ pub struct Report {
     pub conflicts: Vec<String>,
     /// Files of policy `IfExists::Overwrite` that existed with other content, now replaced.
     pub overwritten: Vec<String>,
+    /// Files of `overwritten` its user had edited, whose edits the command merged into the
+    /// new content, with the digest of that new content as rendered (the tool's part).
+    pub merged: Vec<(String, String)>,
 }
 
 /// Renders every file and insert of `plan` with `context` onto `tree`; Rust sources go through

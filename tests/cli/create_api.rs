@@ -880,28 +880,53 @@ fn a_namespaced_manager_and_a_cluster_scoped_controller_exclude_each_other() {
     assert!(tree(&dir) == before, "a refused edit changed the project");
 }
 
-/// A file `edit --namespaced` rewrites that its user edited is refused, named, and kept,
-/// unless `--force`.
+/// A file `edit --namespaced` rewrites that its user edited gets the change merged with the
+/// edits (three-way, PROJECT's replay as the base); an edit of the very lines it changes is
+/// refused, named and kept, unless `--force` replaces it.
 #[test]
-fn edit_namespaced_keeps_an_edited_manager_yaml_unless_forced() {
+fn edit_namespaced_merges_an_edited_manager_yaml_and_refuses_a_conflict_unless_forced() {
     let (_tmp, dir) = initialized();
     let path = dir.join("config/manager/manager.yaml");
-    let edited = fs::read_to_string(&path)
-        .unwrap()
-        .replace("value: info", "value: debug");
-    fs::write(&path, &edited).unwrap();
+    let original = fs::read_to_string(&path).unwrap();
+    // A changed value, and an environment variable added where the edit adds its own.
+    let edited = original.replace("value: info", "value: debug").replacen(
+        "              fieldPath: metadata.namespace\n",
+        "              fieldPath: metadata.namespace\n        - name: TEAM\n          value: blue\n",
+        1,
+    );
+    fs::write(&path, edited).unwrap();
+    kube_scaffold(&dir, &["edit", "--namespaced"]).success();
+    let text = fs::read_to_string(&path).unwrap();
+    for kept in [
+        "WATCH_NAMESPACE",
+        "value: debug",
+        "- name: TEAM\n          value: blue\n",
+    ] {
+        assert!(text.contains(kept), "no `{kept}` in:\n{text}");
+    }
+    // The tool's part is recorded: `--namespaced=false` merges again, the edits still kept.
+    kube_scaffold(&dir, &["edit", "--namespaced=false"]).success();
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(
+        !text.contains("WATCH_NAMESPACE") && text.contains("name: TEAM"),
+        "{text}"
+    );
+
+    // Lines added there are kept; the line the edit adds after, changed: a conflict, refused.
+    let conflicting = text.replace(
+        "              fieldPath: metadata.namespace\n",
+        "              fieldPath: metadata.labels['team']\n",
+    );
+    fs::write(&path, &conflicting).unwrap();
     let before = tree(&dir);
     let refused = kube_scaffold(&dir, &["edit", "--namespaced"]).code(1);
-    assert!(
-        stderr_of(&refused).contains("`config/manager/manager.yaml`"),
-        "{}",
-        stderr_of(&refused)
-    );
+    let said = stderr_of(&refused);
+    assert!(said.contains("`config/manager/manager.yaml`"), "{said}");
     assert!(tree(&dir) == before);
     kube_scaffold(&dir, &["edit", "--namespaced", "--force"]).success();
     let text = fs::read_to_string(&path).unwrap();
     assert!(
-        text.contains("WATCH_NAMESPACE") && !text.contains("value: debug"),
+        text.contains("WATCH_NAMESPACE") && !text.contains("TEAM"),
         "{text}"
     );
 }
