@@ -46,36 +46,7 @@ fn a_namespaced_manager_reconciles_only_its_namespace_with_a_role() {
         manager_role.contains(&format!("namespace: {NAMESPACE}")),
         "{manager_role}"
     );
-    let rbac: Vec<&str> = documents
-        .iter()
-        .copied()
-        .filter(|doc| {
-            [
-                "Namespace",
-                "ServiceAccount",
-                "ClusterRole",
-                "ClusterRoleBinding",
-                "Role",
-                "RoleBinding",
-            ]
-            .iter()
-            .any(|kind| doc.lines().any(|l| l == format!("kind: {kind}")))
-        })
-        .collect();
-    let file = project.dir.join("rbac.yaml");
-    fs::write(&file, rbac.join("\n---\n")).unwrap();
-    project.kubectl(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
-    let token = project.kubectl(&[
-        "create",
-        "token",
-        "solo-controller-manager",
-        "-n",
-        NAMESPACE,
-        "--duration=1h",
-    ]);
-    let kubeconfig = project
-        .plane
-        .kubeconfig_for("solo-controller-manager", token.trim());
+    let (kubeconfig, _) = project.manager_identity(NAMESPACE);
 
     project.run("cargo", &["build", "--bin", "solo"]);
     // As config/manager runs it: WATCH_NAMESPACE from its own namespace.
@@ -139,18 +110,7 @@ spec: {{}}
         "a Deployment was made in `default`"
     );
 
-    manager.signal("TERM");
-    let (status, log) = manager.wait_exit(30);
-    assert!(status.success(), "the manager failed on SIGTERM:\n{log}");
-    let forbidden: Vec<&str> = log
-        .lines()
-        .filter(|l| l.to_lowercase().contains("forbidden") || l.contains(" 403"))
-        .collect();
-    assert!(
-        forbidden.is_empty(),
-        "requests the generated Role does not allow:\n{}",
-        forbidden.join("\n")
-    );
+    manager.stop_unforbidden();
     project.kubectl(&[
         "delete",
         "guestbooks.webapp.solo.example",

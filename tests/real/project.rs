@@ -208,6 +208,43 @@ impl Project {
         String::from_utf8_lossy(&output.stdout).trim().to_string()
     }
 
+    /// Applies the manager's identity and rights exactly as config/default deploys them (its
+    /// Namespace, ServiceAccount, roles and bindings), and returns a kubeconfig with a token of
+    /// that ServiceAccount, `<name>-controller-manager` in `namespace`, and the token.
+    pub fn manager_identity(&self, namespace: &str) -> (PathBuf, String) {
+        const RBAC_KINDS: &[&str] = &[
+            "Namespace",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+        ];
+        let default = self.kubectl(&["kustomize", "config/default"]);
+        let rbac: Vec<&str> = default
+            .split("\n---\n")
+            .filter(|doc| {
+                RBAC_KINDS
+                    .iter()
+                    .any(|kind| doc.lines().any(|l| l == format!("kind: {kind}")))
+            })
+            .collect();
+        let file = self.dir.join("rbac.yaml");
+        fs::write(&file, rbac.join("\n---\n")).unwrap();
+        self.kubectl(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
+        let account = format!("{}-controller-manager", self.name);
+        let token = self.kubectl(&[
+            "create",
+            "token",
+            &account,
+            "-n",
+            namespace,
+            "--duration=1h",
+        ]);
+        let token = token.trim().to_string();
+        (self.plane.kubeconfig_for(&account, &token), token)
+    }
+
     /// The status of `object`'s condition `type_`, or "" while it has none.
     pub fn condition(&self, object: &str, type_: &str) -> String {
         let path = format!("{{.status.conditions[?(@.type==\"{type_}\")].status}}");
@@ -273,6 +310,24 @@ pub struct Running {
 impl Running {
     pub fn log(&self) -> String {
         fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Stops the manager with SIGTERM, checks that it exits cleanly and that the API server
+    /// refused none of its requests (the generated RBAC allows all it does); its log.
+    pub fn stop_unforbidden(self) -> String {
+        self.signal("TERM");
+        let (status, log) = self.wait_exit(30);
+        assert!(status.success(), "the manager failed on SIGTERM:\n{log}");
+        let forbidden: Vec<&str> = log
+            .lines()
+            .filter(|l| l.to_lowercase().contains("forbidden") || l.contains(" 403"))
+            .collect();
+        assert!(
+            forbidden.is_empty(),
+            "requests the generated RBAC does not allow:\n{}",
+            forbidden.join("\n")
+        );
+        log
     }
 
     /// Sends `signal` to the whole process group (make, cargo and the manager), as Ctrl-C at
