@@ -13,20 +13,9 @@ const NAMESPACE: &str = "solo-system";
 fn a_namespaced_manager_reconciles_only_its_namespace_with_a_role() {
     let _turn = turn();
     let project = Project::init("solo", &["--domain", "solo.example"]);
-    project.scaffold(&[
-        "create",
-        "api",
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-        "--owns",
-        "apps/v1/Deployment",
-        "--resource",
-        "--controller",
-    ]);
+    // A Guestbook that owns a Deployment, and the manager made to watch its own namespace.
+    let guestbook = "create api --group webapp --version v1 --kind Guestbook --owns apps/v1/Deployment --resource --controller";
+    project.scaffold(&guestbook.split(' ').collect::<Vec<_>>());
     project.scaffold(&["edit", "--namespaced"]);
     // `make manifests` writes the role from the code (crdgen), a Role now.
     project.run("make", &["manifests", "install"]);
