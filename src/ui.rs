@@ -1,8 +1,16 @@
 //! The only place that prints: status lines on stdout, errors and hints on stderr.
 
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+#![allow(clippy::print_stderr)]
+
+use std::io::Write as _;
 
 use crate::error::UserError;
+
+/// Writes `text` to stdout. A reader that went away (`kube-scaffold version | head -n 1`)
+/// stops the output, not the program: nothing is printed after it, and no panic.
+fn out(text: std::fmt::Arguments<'_>) {
+    let _ = std::io::stdout().lock().write_fmt(text);
+}
 
 /// Prints `error: ...` with the cause chain on one line, then the `help:` line if the error
 /// carries one.
@@ -20,15 +28,15 @@ pub fn note(message: &str) {
 
 /// One status line per file: `create`, `update`, `skip`, ...
 pub fn status(action: &str, path: &str) {
-    println!("{action:>8} {path}");
+    out(format_args!("{action:>8} {path}\n"));
 }
 
 /// A unified diff, on stdout.
 pub fn diff(text: &str) {
-    print!("{text}");
+    out(format_args!("{text}"));
 }
 
 /// Free text for the user, on stdout.
 pub fn say(text: &str) {
-    println!("{text}");
+    out(format_args!("{text}\n"));
 }

@@ -134,3 +134,21 @@ fn a_go_module_path_names_the_repository() {
         "{project}"
     );
 }
+
+/// A reader that stops early (`| head -n 1`) ends the output, not the program: no panic, and
+/// the exit status is 0.
+#[test]
+fn output_into_a_closed_pipe_is_not_an_error() {
+    let script = format!(
+        "set -o pipefail; '{}' version | head -n 1",
+        env!("CARGO_BIN_EXE_kube-scaffold")
+    );
+    let output = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(String::from_utf8_lossy(&output.stdout).starts_with("kube-scaffold "));
+}

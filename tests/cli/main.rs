@@ -1,6 +1,7 @@
 //! kube-scaffold's tests through the real binary: one module per concern.
 
 mod alpha_generate;
+mod autoupdate;
 mod create_api;
 mod errors;
 #[path = "../shared/generated_build.rs"]
