@@ -21,7 +21,7 @@ pub enum Command {
         after_help = "Example:\n  kube-scaffold init --domain mock.com --owner \"The Guestbook Authors\""
     )]
     Init(InitArgs),
-    /// Add to the project: an API (`create api`).
+    /// Add to the project: an API (`create api`), webhooks (`create webhook`).
     #[command(subcommand)]
     Create(CreateCommand),
     /// Change the project: add plugins of the whole project, watch one namespace, change the
