@@ -34,8 +34,8 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
             plugins: keys,
             ..EditInputs::default()
         });
-        let plugins = plugins::resolve(&project)?;
-        let added = plugins::command(&plugins, &project.init, &edit, &[], &templates, &mut tree)?;
+        let resolved = plugins::resolve(&project)?;
+        let added = plugins::command(&resolved, &project.init, &edit, &[], &templates, &mut tree)?;
         report.conflicts.extend(added.conflicts);
         project.commands.push(edit);
     }

@@ -297,13 +297,9 @@ mod tests {
         // A partial is used through the templates that include or extend it.
         for name in &all {
             let text = crate::scaffold::templates::source(name).unwrap();
-            for tag in ["{%- include \"", "{% include \"", "{% extends \""] {
-                for (at, _) in text.match_indices(tag) {
-                    let rest = &text[at + tag.len()..];
-                    let partial = &rest[..rest.find('"').unwrap()];
-                    assert!(all.iter().any(|t| t == partial), "{name} names {partial}");
-                    used.entry(partial.to_string()).or_default();
-                }
+            for partial in crate::scaffold::templates::dependencies(text) {
+                assert!(all.contains(&partial), "{name} names {partial}");
+                used.entry(partial).or_default();
             }
         }
         let unused: Vec<_> = all.iter().filter(|t| !used.contains_key(*t)).collect();

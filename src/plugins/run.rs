@@ -105,12 +105,9 @@ fn edit_project(
     let edits = earlier.iter().filter_map(Command::edit).chain([edit]);
     let now = EditInputs::applied(init, edits);
     let mut context = InitContext::new(&now, templates)?;
-    let all: Vec<Command> = earlier
-        .iter()
-        .cloned()
-        .chain([Command::Edit(edit.clone())])
-        .collect();
-    context.namespaced_manager = EditInputs::namespaced_manager(&all);
+    context.namespaced_manager = edit
+        .namespaced
+        .unwrap_or_else(|| EditInputs::namespaced_manager(earlier));
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.edit(&mut plan, &context, edit, tree)?;

@@ -133,7 +133,7 @@ impl Templates {
 }
 
 /// The templates `text` includes or extends, by full name.
-fn dependencies(text: &str) -> Vec<String> {
+pub fn dependencies(text: &str) -> Vec<String> {
     let mut names = Vec::new();
     for tag in ["include \"", "extends \""] {
         for (at, _) in text.match_indices(tag) {
