@@ -346,23 +346,33 @@ fn other_version(
     Ok(controlled.map(|r| (*r).clone()))
 }
 
-/// One kind per project, and no type name twice in one module.
+/// One kind per project (per group in a multigroup project), and no type name twice in one
+/// module.
 fn check_against_project(project: &Project, gvk: &Gvk) -> anyhow::Result<()> {
     let module = names::snake(&gvk.kind);
+    let multigroup = EditInputs::multigroup(&project.commands);
     for other in &project.resources() {
         let same_gv = other.group == gvk.group && other.version == gvk.version;
         // The same kind in another version is a version of it (`other_version`).
         if other.group == gvk.group && other.kind == gvk.kind {
             continue;
         }
-        if names::snake(&other.kind) == module {
+        // A multigroup project keeps each group's controllers and hooks apart.
+        let apart = multigroup && other.group != gvk.group;
+        if names::snake(&other.kind) == module && !apart {
             let what = if same_gv { "module name" } else { "name" };
+            let help = match other.group == gvk.group {
+                true => "choose another kind",
+                false => {
+                    "choose another kind, or run `kube-scaffold edit --multigroup` first: it moves controllers and webhooks under their groups, so that one kind can be in two"
+                }
+            };
             return Err(user_error(
                 format!(
                     "kind `{}` clashes with `{}` ({}/{}) already in this project: they share the {what} `{module}`",
                     gvk.kind, other.kind, other.group, other.version
                 ),
-                "choose another kind: one kind cannot be in two groups",
+                help,
             ));
         }
         let types = |k: &str| [k.to_string(), format!("{k}Spec"), format!("{k}Status")];

@@ -19,14 +19,18 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
         && args.license.is_none()
         && args.owner.is_none()
         && args.namespaced.is_none()
+        && args.multigroup.is_none()
     {
         return Err(user_error(
             "nothing to edit",
-            "pass `--plugins <plugin>`, `--namespaced[=false]`, `--license apache2|none` and/or `--owner <name>`",
+            "pass `--plugins <plugin>`, `--namespaced[=false]`, `--multigroup`, `--license apache2|none` and/or `--owner <name>`",
         ));
     }
     if args.namespaced == Some(true) {
         check_namespaced(&project)?;
+    }
+    if let Some(multigroup) = args.multigroup {
+        check_multigroup(&project, multigroup)?;
     }
     let keys = project_plugins(&args.plugins, &project.plugins)?;
     let license = args.license.map(|l| match l {
@@ -59,6 +63,7 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
         owner: args.owner,
         license_year: header.then(super::current_year),
         namespaced: args.namespaced,
+        multigroup: args.multigroup == Some(true),
     });
     super::scaffold(root, Tree::over(root), project, command, &how, next)
 }
@@ -78,6 +83,26 @@ fn check_namespaced(project: &Project) -> anyhow::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// `--multigroup` moves a project's kinds under their groups once; moving them back is not
+/// supported.
+fn check_multigroup(project: &Project, wanted: bool) -> anyhow::Result<()> {
+    match (EditInputs::multigroup(&project.commands), wanted) {
+        (true, true) => Err(user_error(
+            "the project is multigroup already: its controllers and webhooks are under their groups; nothing was written",
+            "drop `--multigroup`",
+        )),
+        (true, false) => Err(user_error(
+            "kube-scaffold does not move kinds back out of their groups; nothing was written",
+            "keep the project multigroup (one kind may be in two groups then), or move the files back by hand and remove the `multigroup` edit from PROJECT",
+        )),
+        (false, false) => Err(user_error(
+            "the project is not multigroup; nothing was written",
+            "drop `--multigroup=false`",
+        )),
+        (false, true) => Ok(()),
+    }
 }
 
 /// The keys of the plugins `names` asks for, checked: each a plugin of the whole project that

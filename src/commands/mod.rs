@@ -90,10 +90,19 @@ fn finish(
     }
     // A file is recorded as generated when the tool wrote all of it: new, replaced, or
     // unedited before an insert. One the user had edited stays unrecorded as it was.
+    // A moved file stays the tool's if it was (its digest moves with it), else the user's.
+    let moved_edited = |path: &str| {
+        report
+            .moved
+            .iter()
+            .any(|(from, to)| to == path && !unedited(from, &tree))
+    };
     let mut digests = Vec::new();
     for (path, content) in tree.files() {
         let changed = tree.original(path) != Some(content);
-        if changed && (unedited(path, &tree) || report.overwritten.iter().any(|p| p == path)) {
+        let ours = (unedited(path, &tree) && !moved_edited(path))
+            || report.overwritten.iter().any(|p| p == path);
+        if changed && ours {
             digests.push((path.to_string(), apply::digest(content)));
         }
     }
@@ -455,6 +464,31 @@ mod tests {
         fragments(&plan, templates, &self_signed, &mut own);
         for (fragment, count) in own {
             used.entry(fragment).or_insert(count);
+        }
+        // `edit --multigroup`: the groups' modules of controllers and of hooks.
+        if layout == crate::model::project::Layout::CURRENT {
+            let mut init = InitContext::new(&init_inputs(), templates).unwrap();
+            let all = [&earlier[..], &[Step::CreateWebhook(webhook.clone())]].concat();
+            init.moves = Some(plugins::multigroup::Moves::of(&all));
+            let edit = crate::model::project::EditInputs {
+                multigroup: true,
+                ..Default::default()
+            };
+            let mut plan = Plan::default();
+            for plugin in BUNDLE {
+                plugin.edit(&mut plan, &init, &edit, &mut tree).unwrap();
+            }
+            for spec in plan
+                .files
+                .iter()
+                .filter(|s| s.template.ends_with("group.rs.tera"))
+            {
+                *used.entry(templates.resolve(&spec.template)).or_default() += 1;
+                let mut context = serde_json::to_value(&init).unwrap();
+                context["item"] = spec.item.clone().unwrap_or_default();
+                let text = templates.render(&spec.template, &context).unwrap();
+                assert!(text.contains("API group `web-app`"), "{text}");
+            }
         }
         used
     }

@@ -169,9 +169,21 @@ pub struct EditInputs {
     /// (`--namespaced`), or every namespace again (`--namespaced=false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespaced: Option<bool>,
+    /// Controllers, hooks and editor roles go under their group from now on
+    /// (`--multigroup`): the kinds already there were moved.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multigroup: bool,
 }
 
 impl EditInputs {
+    /// Whether `commands` put the project's controllers and hooks under their groups.
+    pub fn multigroup(commands: &[Command]) -> bool {
+        commands
+            .iter()
+            .filter_map(Command::edit)
+            .any(|e| e.multigroup)
+    }
+
     /// Whether `commands` left the manager watching only its own namespace.
     pub fn namespaced_manager(commands: &[Command]) -> bool {
         let edits = commands.iter().filter_map(Command::edit);

@@ -9,6 +9,7 @@ use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 use crate::scaffold::templates;
 use crate::scaffold::tree::Tree;
 
+use super::multigroup::{self, GroupItem, Grouped};
 use super::{ApiContext, InitContext, Plugin, WebhookContext, paths};
 
 /// The license header's template, rendered first: it goes to `hack/` and atop every source.
@@ -37,6 +38,17 @@ pub const WEBHOOKS: Marker = Marker::new(WEBHOOK_MOD, "webhooks");
 /// The conversion webhook, and the list of every conversion.
 pub const CONVERSION_MOD: &str = "src/webhook/conversion.rs";
 pub const CONVERSIONS: Marker = Marker::new(CONVERSION_MOD, "conversions");
+/// A group's module of controllers or hooks in a multigroup project: its template, and its
+/// file from the group.
+type GroupModule = (&'static str, fn(&str) -> String);
+const CONTROLLER_GROUP: GroupModule = (
+    "base/api/src/controller/group.rs.tera",
+    paths::controller_group,
+);
+const WEBHOOK_GROUP: GroupModule = (
+    "base/webhook/src/webhook/group.rs.tera",
+    paths::webhook_group,
+);
 /// In each group's and each version's `mod.rs`.
 const API_VERSIONS: &str = "api-versions";
 const API_KINDS: &str = "api-kinds";
@@ -191,10 +203,12 @@ impl Plugin for Base {
                 true => "base/api/src/controller/builtin.rs.tera",
                 false => "base/api/src/controller/kind.rs.tera",
             };
-            plan.file(template, paths::controller(kind), own);
-            plan.insert(CONTROLLER_MODULES, format!("pub mod {kind};\n\n"));
-            plan.insert(CONTROLLERS, format!("{kind}::start,"));
-            plan.insert(RBAC_RULES, format!("{kind}::rbac_rules(),"));
+            plan.file(template, c.controller_file(), own);
+            let group_dir = c.group_dir().map(|g| (g, c.group.as_str()));
+            let module =
+                declare_module(plan, group_dir, kind, CONTROLLER_MODULES, CONTROLLER_GROUP)?;
+            plan.insert(CONTROLLERS, format!("{module}::start,"));
+            plan.insert(RBAC_RULES, format!("{module}::rbac_rules(),"));
             if c.external_crd.is_some() {
                 // The manager checks at start that the other project's CRD is installed.
                 let path = format!("{group}::{version}::{}", c.rust_kind);
@@ -216,7 +230,7 @@ impl Plugin for Base {
         plan: &mut Plan,
         c: &InitContext,
         edit: &EditInputs,
-        _: &mut Tree,
+        tree: &mut Tree,
     ) -> anyhow::Result<()> {
         if edit.license.is_some() || edit.owner.is_some() {
             license_header(plan, c);
@@ -224,6 +238,25 @@ impl Plugin for Base {
         if edit.namespaced.is_some() {
             // `make manifests` writes the manager's role as a Role or a ClusterRole.
             plan.file(CRDGEN_TEMPLATE, CRDGEN, IfExists::Overwrite);
+        }
+        if let Some(moves) = &c.moves {
+            let (controllers, hooks) = (&moves.controllers, &moves.hooks);
+            regroup(
+                plan,
+                tree,
+                controllers,
+                CONTROLLER_MODULES,
+                CONTROLLER_GROUP,
+                paths::controller,
+            )?;
+            regroup(
+                plan,
+                tree,
+                hooks,
+                WEBHOOK_MODULES,
+                WEBHOOK_GROUP,
+                paths::webhook,
+            )?;
         }
         Ok(())
     }
@@ -256,8 +289,10 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
         let Some(module) = module else {
             continue;
         };
-        plan.file(template, paths::webhook(module), own);
-        plan.insert(WEBHOOK_MODULES, format!("pub mod {module};\n\n"));
+        let group_dir = c.multigroup.then_some(c.group_module.as_str());
+        plan.file(template, paths::webhook(group_dir, module), own);
+        let group = group_dir.map(|g| (g, c.group.as_str()));
+        let module = declare_module(plan, group, module, WEBHOOK_MODULES, WEBHOOK_GROUP)?;
         plan.insert(WEBHOOKS, format!("{module}::hook(),"));
     }
     for conversion in &c.conversions {
@@ -275,6 +310,75 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
             format!("crate::api::{group}::{spoke}::{module}::conversion(),"),
         );
     }
+    Ok(())
+}
+
+/// Declares the module `module` (a controller's, a hook's) where `modules` (the marker of
+/// `src/controller/mod.rs` or `src/webhook/mod.rs`) says, or in a multigroup project in its
+/// group's module, from the template `group_template`, itself declared there. Returns the
+/// module's path from `modules`'s file: `guestbook` or `webapp::guestbook`.
+fn declare_module(
+    plan: &mut Plan,
+    group: Option<(&str, &str)>,
+    module: &str,
+    modules: Marker,
+    group_module: GroupModule,
+) -> anyhow::Result<String> {
+    let Some((group, name)) = group else {
+        plan.insert(modules, format!("pub mod {module};\n\n"));
+        return Ok(module.to_string());
+    };
+    declare_in_group(plan, group, name, module, modules, group_module)?;
+    plan.insert(modules, format!("pub mod {group};\n\n"));
+    Ok(format!("{group}::{module}"))
+}
+
+/// Declares `module` in the module of its group `group` (spelled `name` in PROJECT), written
+/// from its template if missing.
+fn declare_in_group(
+    plan: &mut Plan,
+    group: &str,
+    name: &str,
+    module: &str,
+    modules: Marker,
+    (template, group_file): GroupModule,
+) -> anyhow::Result<()> {
+    let file = group_file(group);
+    if !plan.files.iter().any(|spec| spec.dest == file) {
+        plan.file_of(template, &file, IfExists::Skip, &GroupItem { group: name })?;
+    }
+    plan.insert_at(file, modules.name, format!("pub mod {module};\n\n"));
+    Ok(())
+}
+
+/// `edit --multigroup`'s share of the crate: each module of `list` moved under its group's,
+/// from where `path` puts it, and `modules`'s file declaring the groups instead.
+fn regroup(
+    plan: &mut Plan,
+    tree: &mut Tree,
+    list: &[Grouped],
+    modules: Marker,
+    group_module: GroupModule,
+    path: fn(Option<&str>, &str) -> String,
+) -> anyhow::Result<()> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    for g in list {
+        plan.moved(path(None, &g.module), path(Some(&g.group), &g.module));
+        declare_in_group(plan, &g.group, &g.name, &g.module, modules, group_module)?;
+    }
+    let file = modules.file;
+    let text = tree.read(file)?.unwrap_or_default();
+    let Some(regrouped) = codegen::edit::regroup(text, &multigroup::pairs(list)) else {
+        return Err(user_error(
+            format!(
+                "`{file}` does not parse as Rust, so its modules cannot be moved under their groups; nothing was written"
+            ),
+            format!("fix `{file}` (`cargo check` points at the error), then run the command again"),
+        ));
+    };
+    plan.computed(file, regrouped);
     Ok(())
 }
 

@@ -12,13 +12,15 @@ use crate::model::gvk;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::{
-    Command, InitInputs, Layout, License, Resource, WebhookInputs, resources_of, stored_version,
+    Command, EditInputs, InitInputs, Layout, License, Resource, WebhookInputs, resources_of,
+    stored_version,
 };
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::rustfmt::str_const;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
+use super::multigroup::{Moves, hook_module};
 use super::policy::{
     Target, builtin_of, is_adopted, is_external, project_hooks, target, webhook_hook,
 };
@@ -47,6 +49,9 @@ pub struct InitContext {
     pub layout: Layout,
     /// The manager watches only its own namespace, with a Role (`edit --namespaced`).
     pub namespaced_manager: bool,
+    /// `edit --multigroup`: what moves under its group.
+    #[serde(skip)]
+    pub moves: Option<Moves>,
 }
 
 /// Everything the `api` templates see, computed from `create api`'s inputs and the project.
@@ -72,6 +77,15 @@ pub struct ApiContext {
     /// The kind's Rust type: the kind, or kopium's name for it (types from a CRD file).
     pub rust_kind: String,
     pub kind_lower: String,
+    /// The controller's name in metrics and logs, and the start of its field manager's: the
+    /// kind, lowercase, after its group in a multigroup project (`webapp-guestbook`).
+    pub controller_const: String,
+    /// The start of the kind's editor and viewer roles' file names (`guestbook`, or
+    /// `webapp_guestbook` in a multigroup project); their names are it with dashes.
+    pub role_prefix: String,
+    /// Controllers and hooks go under their group (`edit --multigroup`).
+    #[serde(skip)]
+    pub multigroup: bool,
     pub plural: String,
     pub namespaced: bool,
     /// The controller puts a finalizer on its objects and cleans up before they go.
@@ -186,8 +200,12 @@ pub struct WebhookContext {
     /// The hooks leave out the cluster's and the manager's namespaces (a kind the project
     /// does not define: its objects are everywhere).
     pub outside: bool,
-    /// The kind's group as a Rust module.
+    /// The kind's group as PROJECT spells it, and as a Rust module.
+    pub group: String,
     pub group_module: String,
+    /// Hooks go under their group (`edit --multigroup`).
+    #[serde(skip)]
+    pub multigroup: bool,
     /// The manager makes the webhooks' certificates (`--self-signed`), else cert-manager.
     pub self_signed: bool,
     /// This command's conversions: one per spoke.
@@ -460,6 +478,7 @@ impl InitContext {
             api_approval: gvk::API_APPROVAL,
             layout: templates.layout(),
             namespaced_manager: false,
+            moves: None,
         };
         if context.license {
             let boilerplate = templates.render(base::BOILERPLATE_TEMPLATE, &context)?;
@@ -491,6 +510,12 @@ impl ApiContext {
         });
         let group_module = gvk::group_module(&api.group);
         let kind_lower = api.kind.to_lowercase();
+        let multigroup = EditInputs::multigroup(earlier);
+        let role_prefix = match multigroup {
+            true => format!("{group_module}_{kind_lower}"),
+            false => kind_lower.clone(),
+        };
+        let controller_name = role_prefix.replace('_', "-");
         let Target {
             group: qualified_group,
             builtin,
@@ -599,7 +624,7 @@ impl ApiContext {
             ),
             field_manager_const: str_const(
                 "pub const FIELD_MANAGER: &str",
-                &format!("{kind_lower}-controller"),
+                &format!("{controller_name}-controller"),
             ),
             project_name: init.project_name.clone(),
             crate_name: names::crate_name(&init.project_name),
@@ -613,6 +638,9 @@ impl ApiContext {
             sample_file: format!("{}_{}_{kind_lower}.yaml", api.group, api.version),
             sample_name: format!("{}-sample", &kind_lower[..kind_lower.len().min(56)]),
             kind_lower,
+            controller_const: str_const("pub const CONTROLLER: &str", &controller_name),
+            role_prefix,
+            multigroup,
             group: api.group.clone(),
             version: api.version.clone(),
             kind: api.kind.clone(),
@@ -623,6 +651,18 @@ impl ApiContext {
             controller: api.controller,
             force: api.force,
         })
+    }
+}
+
+impl ApiContext {
+    /// The group whose folder holds the controller (a multigroup project's), if any.
+    pub fn group_dir(&self) -> Option<&str> {
+        self.multigroup.then_some(self.group_module.as_str())
+    }
+
+    /// Where the kind's controller goes.
+    pub fn controller_file(&self) -> String {
+        paths::controller(self.group_dir(), &self.kind_module)
     }
 }
 
@@ -637,13 +677,7 @@ impl WebhookContext {
         tree: &mut Tree,
         layout: Layout,
     ) -> anyhow::Result<Self> {
-        let module = |suffix: &str| {
-            format!(
-                "{}_{}_{suffix}",
-                names::snake(&webhook.kind),
-                webhook.version
-            )
-        };
+        let module = |suffix: &str| hook_module(&webhook.kind, &webhook.version, suffix);
         let mutate = webhook_hook(init, webhook, earlier, true)?;
         let validate = webhook_hook(init, webhook, earlier, false)?;
         let group_module = gvk::group_module(&webhook.group);
@@ -707,6 +741,8 @@ impl WebhookContext {
                         == (&webhook.group, &webhook.version, &webhook.kind)
             }),
             group_module,
+            multigroup: EditInputs::multigroup(earlier),
+            group: webhook.group.clone(),
             self_signed: webhook.self_signed,
             conversions,
             mutate_path: mutate.path,

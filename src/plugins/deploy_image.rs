@@ -228,7 +228,7 @@ impl Plugin for DeployImage {
         // Layout v2's controller, frozen, reads `deploy_image` itself.
         if c.layout != Layout::V2 {
             let controller = "deploy-image/src/controller/kind.rs.tera";
-            ours.push((paths::controller(kind), controller));
+            ours.push((c.controller_file(), controller));
         }
         for (dest, template) in ours {
             anyhow::ensure!(

@@ -9,6 +9,7 @@ use crate::scaffold::tree::Tree;
 use crate::ui;
 
 use super::base::own_files;
+use super::multigroup::Grouped;
 use super::{ApiContext, InitContext, Plugin, WebhookContext, paths};
 
 const DEFAULT: &str = "config/default/kustomization.yaml";
@@ -196,12 +197,12 @@ impl Plugin for Kustomize {
             if !c.new_version {
                 plan.file(
                     "kustomize/api/config/rbac/editor_role.yaml.tera",
-                    paths::kind_role(&c.kind_lower, "editor"),
+                    paths::kind_role(&c.role_prefix, "editor"),
                     own,
                 );
                 plan.file(
                     "kustomize/api/config/rbac/viewer_role.yaml.tera",
-                    paths::kind_role(&c.kind_lower, "viewer"),
+                    paths::kind_role(&c.role_prefix, "viewer"),
                     own,
                 );
             }
@@ -210,8 +211,9 @@ impl Plugin for Kustomize {
             plan.insert(
                 RBAC_ROLES,
                 format!(
-                    "- {0}_editor_role.yaml\n- {0}_viewer_role.yaml",
-                    c.kind_lower
+                    "- {}\n- {}",
+                    paths::kind_role_base(&c.role_prefix, "editor"),
+                    paths::kind_role_base(&c.role_prefix, "viewer")
                 ),
             );
         }
@@ -239,6 +241,9 @@ impl Plugin for Kustomize {
         edit: &EditInputs,
         tree: &mut Tree,
     ) -> anyhow::Result<()> {
+        if let Some(moves) = &c.moves {
+            regroup_roles(plan, tree, &moves.roles)?;
+        }
         if edit.namespaced.is_none() {
             return Ok(());
         }
@@ -257,6 +262,38 @@ impl Plugin for Kustomize {
         }
         Ok(())
     }
+}
+
+/// `edit --multigroup`'s share of `config/`: the kinds' editor and viewer roles renamed after
+/// their groups (`webapp_guestbook_editor_role.yaml`; the roles' names stay), and listed so.
+fn regroup_roles(plan: &mut Plan, tree: &mut Tree, roles: &[Grouped]) -> anyhow::Result<()> {
+    let mut renamed = Vec::new();
+    for g in roles {
+        let prefix = format!("{}_{}", g.group, g.module);
+        for role in ["editor", "viewer"] {
+            plan.moved(
+                paths::kind_role(&g.module, role),
+                paths::kind_role(&prefix, role),
+            );
+            let (from, to) = (
+                paths::kind_role_base(&g.module, role),
+                paths::kind_role_base(&prefix, role),
+            );
+            renamed.push((format!("- {from}"), format!("- {to}")));
+        }
+    }
+    let Some(text) = tree.read(RBAC)? else {
+        return Ok(());
+    };
+    let lines = text.split_inclusive('\n').map(|line| {
+        let entry = line.trim();
+        match renamed.iter().find(|(from, _)| *from == entry) {
+            Some((from, to)) => line.replacen(from.as_str(), to, 1),
+            None => line.to_string(),
+        }
+    });
+    plan.computed(RBAC, lines.collect());
+    Ok(())
 }
 
 /// The webhook plugin's share of `config/`: the Service, the configurations, cert-manager's

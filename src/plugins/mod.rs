@@ -18,6 +18,7 @@ mod context;
 pub mod deploy_image;
 pub mod grafana;
 pub mod kustomize;
+pub mod multigroup;
 pub mod paths;
 mod policy;
 mod run;

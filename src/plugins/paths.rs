@@ -17,14 +17,32 @@ pub fn api_module(group: &str, version: &str, module: &str) -> String {
     format!("src/api/{group}/{version}/{module}.rs")
 }
 
-/// A kind's controller: `src/controller/<kind>.rs`.
-pub fn controller(kind: &str) -> String {
-    format!("src/controller/{kind}.rs")
+/// A kind's controller: `src/controller/<kind>.rs`, or in a multigroup project (`group` given)
+/// `src/controller/<group>/<kind>.rs`.
+pub fn controller(group: Option<&str>, kind: &str) -> String {
+    match group {
+        None => format!("src/controller/{kind}.rs"),
+        Some(group) => format!("src/controller/{group}/{kind}.rs"),
+    }
 }
 
-/// A hook's module: `src/webhook/<module>.rs`.
-pub fn webhook(module: &str) -> String {
-    format!("src/webhook/{module}.rs")
+/// A group's controllers in a multigroup project: `src/controller/<group>/mod.rs`.
+pub fn controller_group(group: &str) -> String {
+    format!("src/controller/{group}/mod.rs")
+}
+
+/// A hook's module: `src/webhook/<module>.rs`, or in a multigroup project
+/// `src/webhook/<group>/<module>.rs`.
+pub fn webhook(group: Option<&str>, module: &str) -> String {
+    match group {
+        None => format!("src/webhook/{module}.rs"),
+        Some(group) => format!("src/webhook/{group}/{module}.rs"),
+    }
+}
+
+/// A group's hooks in a multigroup project: `src/webhook/<group>/mod.rs`.
+pub fn webhook_group(group: &str) -> String {
+    format!("src/webhook/{group}/mod.rs")
 }
 
 /// A kind's sample: `config/samples/<file>`.
@@ -32,10 +50,16 @@ pub fn sample(file: &str) -> String {
     format!("config/samples/{file}")
 }
 
-/// A kind's role for editors or viewers (`role` is `editor` or `viewer`):
-/// `config/rbac/<kind>_<role>_role.yaml`.
-pub fn kind_role(kind_lower: &str, role: &str) -> String {
-    format!("config/rbac/{kind_lower}_{role}_role.yaml")
+/// A kind's role for editors or viewers (`role` is `editor` or `viewer`), as
+/// config/rbac's kustomization lists it: `<prefix>_<role>_role.yaml`, the prefix the kind
+/// (`guestbook`), after its group in a multigroup project (`webapp_guestbook`).
+pub fn kind_role_base(prefix: &str, role: &str) -> String {
+    format!("{prefix}_{role}_role.yaml")
+}
+
+/// A kind's role's file: `config/rbac/<prefix>_<role>_role.yaml`.
+pub fn kind_role(prefix: &str, role: &str) -> String {
+    format!("config/rbac/{}", kind_role_base(prefix, role))
 }
 
 /// A CRD, as config/crd's kustomization lists it: `bases/<group>_<plural>.yaml`.

@@ -108,6 +108,9 @@ fn edit_project(
     context.namespaced_manager = edit
         .namespaced
         .unwrap_or_else(|| EditInputs::namespaced_manager(earlier));
+    context.moves = edit
+        .multigroup
+        .then(|| super::multigroup::Moves::of(earlier));
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.edit(&mut plan, &context, edit, tree)?;

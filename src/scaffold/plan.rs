@@ -108,6 +108,8 @@ pub struct Plan {
     pub computed: Vec<Computed>,
     /// Files the command deletes, if they exist.
     pub removed: Vec<String>,
+    /// Files the command moves, as they are (`from`, `to`), if they exist.
+    pub moved: Vec<(String, String)>,
 }
 
 impl Plan {
@@ -212,6 +214,11 @@ impl Plan {
     /// Deletes `dest`, if it exists.
     pub fn remove(&mut self, dest: impl Into<String>) {
         self.removed.push(dest.into());
+    }
+
+    /// Moves `from`, as it is, to `to`, if it exists.
+    pub fn moved(&mut self, from: impl Into<String>, to: impl Into<String>) {
+        self.moved.push((from.into(), to.into()));
     }
 
     /// Replaces `dest` with `content`, computed by the command.

@@ -24,6 +24,8 @@ pub struct Report {
     /// Files of `overwritten` its user had edited, whose edits the command merged into the
     /// new content, with the digest of that new content as rendered (the tool's part).
     pub merged: Vec<(String, String)>,
+    /// Files moved (`from`, `to`).
+    pub moved: Vec<(String, String)>,
 }
 
 /// Renders every file and insert of `plan` with `context` onto `tree`; Rust sources go through
@@ -67,6 +69,18 @@ pub fn render(
                 tree.write(&spec.dest, content)?;
             }
         }
+    }
+    for (from, to) in &plan.moved {
+        let Some(content) = tree.read(from)?.map(str::to_string) else {
+            continue;
+        };
+        if tree.read(to)?.is_some() {
+            report.conflicts.push(to.clone());
+            continue;
+        }
+        tree.remove(from)?;
+        tree.write(to, content)?;
+        report.moved.push((from.clone(), to.clone()));
     }
     for insert in &plan.inserts {
         let Some(current) = tree.read(&insert.file)?.map(str::to_string) else {

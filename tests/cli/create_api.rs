@@ -930,3 +930,164 @@ fn edit_namespaced_merges_an_edited_manager_yaml_and_refuses_a_conflict_unless_f
         "{text}"
     );
 }
+
+/// `edit --multigroup` moves the kinds' controllers, hooks and editor roles under their groups,
+/// as they are (the user's edits go with them), rewrites the modules that declare them, and
+/// records it: `alpha generate` renders the same, a kind may then be in two groups, and the
+/// command is refused a second time or backwards with nothing changed.
+#[test]
+fn edit_multigroup_moves_kinds_under_their_groups_and_then_one_kind_can_be_in_two() {
+    let (_tmp, dir) = with_guestbook();
+    kube_scaffold(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "core",
+            "--kind",
+            "Pod",
+            "--controller",
+        ],
+    )
+    .success();
+    let hook = [
+        "create",
+        "webhook",
+        "--group",
+        "webapp",
+        "--kind",
+        "Guestbook",
+        "--defaulting",
+    ];
+    kube_scaffold(&dir, &hook).success();
+    // The user's edits: a line in a controller, a module of their own, a use of the controller.
+    let controller = dir.join("src/controller/guestbook.rs");
+    let mut edited = fs::read_to_string(&controller).unwrap();
+    edited.push_str("\n/// Mine.\npub const MINE: u8 = 1;\n");
+    fs::write(&controller, &edited).unwrap();
+    let modules = dir.join("src/controller/mod.rs");
+    let text = fs::read_to_string(&modules).unwrap();
+    let text = text.replace(
+        "// +kube-scaffold:scaffold:controller-modules",
+        "pub mod util;\n\n// +kube-scaffold:scaffold:controller-modules",
+    ) + "\n/// Uses the moved module.\npub const ALSO_MINE: u8 = guestbook::MINE;\n";
+    fs::write(&modules, text).unwrap();
+    fs::write(dir.join("src/controller/util.rs"), "//! Mine.\n").unwrap();
+    let pod = fs::read(dir.join("src/controller/pod.rs")).unwrap();
+
+    kube_scaffold(&dir, &["edit", "--multigroup"]).success();
+    assert_eq!(
+        fs::read_to_string(dir.join("src/controller/webapp/guestbook.rs")).unwrap(),
+        edited
+    );
+    assert_eq!(
+        fs::read(dir.join("src/controller/core/pod.rs")).unwrap(),
+        pod
+    );
+    for gone in [
+        "src/controller/guestbook.rs",
+        "src/controller/pod.rs",
+        "src/webhook/guestbook_v1_defaulter.rs",
+        "config/rbac/guestbook_editor_role.yaml",
+    ] {
+        assert!(!dir.join(gone).exists(), "{gone} is still there");
+    }
+    for moved in [
+        "src/webhook/webapp/guestbook_v1_defaulter.rs",
+        "config/rbac/webapp_guestbook_editor_role.yaml",
+        "config/rbac/webapp_guestbook_viewer_role.yaml",
+    ] {
+        assert!(dir.join(moved).exists(), "no {moved}");
+    }
+    let text = fs::read_to_string(&modules).unwrap();
+    for line in [
+        "pub mod webapp;",
+        "pub mod core;",
+        "pub mod util;",
+        "webapp::guestbook::start,",
+        "core::pod::rbac_rules(),",
+        "guestbook::MINE",
+    ] {
+        assert!(text.contains(line), "no `{line}` in:\n{text}");
+    }
+    assert!(!text.contains("pub mod guestbook;"), "{text}");
+    let group = fs::read_to_string(dir.join("src/controller/webapp/mod.rs")).unwrap();
+    assert!(
+        group.contains("use super::*;\n\npub mod guestbook;\n"),
+        "{group}"
+    );
+    let hooks = fs::read_to_string(dir.join("src/webhook/mod.rs")).unwrap();
+    assert!(
+        hooks.contains("webapp::guestbook_v1_defaulter::hook(),"),
+        "{hooks}"
+    );
+    let roles = fs::read_to_string(dir.join("config/rbac/kustomization.yaml")).unwrap();
+    assert!(
+        roles
+            .contains("- webapp_guestbook_editor_role.yaml\n- webapp_guestbook_viewer_role.yaml\n"),
+        "{roles}"
+    );
+
+    // The same kind in another group, and its hooks, beside the first.
+    let ship = ["--group", "ship", "--kind", "Guestbook"];
+    let api = [
+        &["create", "api"][..],
+        &ship,
+        &["--resource", "--controller"],
+    ]
+    .concat();
+    kube_scaffold(&dir, &api).success();
+    let hook = [&["create", "webhook"][..], &ship, &["--defaulting"]].concat();
+    kube_scaffold(&dir, &hook).success();
+    let ship_controller = fs::read_to_string(dir.join("src/controller/ship/guestbook.rs")).unwrap();
+    assert!(ship_controller.contains("pub const CONTROLLER: &str = \"ship-guestbook\";"));
+    assert!(
+        dir.join("src/webhook/ship/guestbook_v1_defaulter.rs")
+            .exists()
+    );
+    let role = fs::read_to_string(dir.join("config/rbac/ship_guestbook_editor_role.yaml")).unwrap();
+    assert!(role.contains("name: ship-guestbook-editor-role"), "{role}");
+
+    // PROJECT renders the same (the user's edits aside), and the edited controller stays
+    // the user's: no digest claims it.
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        !project.contains("\"src/controller/webapp/guestbook.rs\""),
+        "{project}"
+    );
+    assert!(
+        project.contains("\"src/controller/core/pod.rs\""),
+        "{project}"
+    );
+    let out = tempfile::tempdir().unwrap();
+    let out_dir = out.path().join("again");
+    let generate = [
+        "alpha",
+        "generate",
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+    ];
+    kube_scaffold(&dir, &generate).success();
+    let (ours, again) = (tree(&dir), tree(&out_dir));
+    let differ: std::collections::BTreeSet<&String> = again
+        .keys()
+        .chain(ours.keys())
+        .filter(|path| ours.get(*path) != again.get(*path))
+        .collect();
+    // PROJECT: the replay's digests claim the controller the user edited.
+    let expected = [
+        "PROJECT",
+        "src/controller/mod.rs",
+        "src/controller/util.rs",
+        "src/controller/webapp/guestbook.rs",
+    ];
+    assert_eq!(differ.into_iter().collect::<Vec<_>>(), expected);
+
+    let before = tree(&dir);
+    let again = kube_scaffold(&dir, &["edit", "--multigroup"]).code(1);
+    assert!(stderr_of(&again).contains("multigroup already"));
+    let back = kube_scaffold(&dir, &["edit", "--multigroup=false"]).code(1);
+    assert!(stderr_of(&back).contains("does not move kinds back"));
+    assert!(tree(&dir) == before);
+}

@@ -476,6 +476,17 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     kube_scaffold(&dir, &[&controller[..], &postgresql, &external].concat()).success();
     let validating = ["create", "webhook", "--programmatic-validation"];
     kube_scaffold(&dir, &[&validating[..], &postgresql].concat()).success();
+    // Controllers and hooks moved under their groups (issue 21), and then a kind of the same
+    // name in another group, with a defaulting hook.
+    kube_scaffold(&dir, &["edit", "--multigroup"]).success();
+    let ship = ["--group", "ship", "--kind", "Guestbook"];
+    let api = ["create", "api", "--resource", "--controller"];
+    kube_scaffold(&dir, &[&api[..], &ship].concat()).success();
+    kube_scaffold(
+        &dir,
+        &[&["create", "webhook"][..], &ship, &defaulting].concat(),
+    )
+    .success();
 
     // The code, as generated.
     run(&dir, "cargo", &["build"]);
@@ -497,9 +508,11 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     // validating one; one and three for Pod's; one and two each for the hooks of Certificate
     // and Backup (property tests); one for the `postgresql` controller and two for its
     // validating hook; two round trips for Guestbook's conversions; one for the list of
-    // conversions (the machinery's tests, retries included, are the runtime crate's).
+    // conversions (the machinery's tests, retries included, are the runtime crate's); three
+    // for ship's Guestbook and two for its defaulting webhook.
     let finalizers = kinds.iter().filter(|k| k.contains(&"--finalizer")).count();
     let expected = 3 * kinds.len()
+        + (3 + 2)
         + 2 * finalizers
         + (2 + 4 + 3 + 2)
         + (2 + 4)
@@ -546,6 +559,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             "ops.example.org/v1alpha1/backups/Backup",
             "webapp.mock.com/v2/guestbooks/Guestbook",
             "acid.zalan.do/v1/postgresqls/postgresql",
+            "ship.mock.com/v1/guestbooks/Guestbook",
         ]
         .map(String::from),
     );
@@ -563,10 +577,10 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         ],
     ));
     assert_eq!(checks.matches("ok: ").count(), 18, "{checks}");
-    // Eleven kinds, the four kinds Site and Memcached own, and the controllers of Deployments,
+    // Twelve kinds, the four kinds Site and Memcached own, and the controllers of Deployments,
     // Certificates, Backups and postgresqls.
     assert!(
-        checks.contains("every controller watches its kind (19 watches)"),
+        checks.contains("every controller watches its kind (20 watches)"),
         "{checks}"
     );
 
@@ -632,9 +646,9 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         &[checker, "config/crd/bases", samples.to_str().unwrap()],
     ));
     // The nine kinds above, Site, Memcached and the adopted Backup (which has no sample), and
-    // a sample for Guestbook v2: the controllers of Deployments and Certificates have no CRD
-    // of the project's.
-    let crds = kinds.len() + 3;
+    // a sample for Guestbook v2, and ship's Guestbook: the controllers of Deployments and
+    // Certificates have no CRD of the project's.
+    let crds = kinds.len() + 4;
     let counts = format!("{crds} CRDs, {crds} samples, 0 problems");
     assert!(checked.contains(&counts), "{checked}");
 

@@ -182,7 +182,8 @@ def check_webhooks(binary, work, resources, path):
                     "-keyout", os.path.join(certs, "tls.key"),
                     "-out", os.path.join(certs, "tls.crt")],
                    check=True, capture_output=True)
-    manager = start(binary, config, free_port(), free_port(), *webhooks)
+    probes = free_port()
+    manager = start(binary, config, probes, free_port(), *webhooks)
     obj = {"apiVersion": f"{group}/{version}", "kind": kind,
            "metadata": {"name": "smoke", "namespace": "default"}, "spec": {}}
     review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
@@ -224,6 +225,11 @@ def check_webhooks(binary, work, resources, path):
               and converted[0].get("metadata", {}).get("name") == "smoke"
               and converted[0].get("spec") == {"foo": "smoke"},
               f"a ConversionReview posted to /convert is answered with the object in {desired} ({response})")
+    # Stopped once ready: a SIGTERM before every cache synced is another case (the runtime's
+    # tests: a controller still waiting for its cache is stopped after the grace, exit 1).
+    deadline = time.time() + 60
+    while time.time() < deadline and manager.poll() is None and get(probes, "/readyz")[0] != 200:
+        time.sleep(0.2)
     output = stop(manager)
     check(manager.returncode == 0, f"SIGTERM: a manager serving webhooks exits {manager.returncode}")
     server.shutdown()

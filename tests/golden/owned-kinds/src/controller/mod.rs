@@ -14,28 +14,26 @@ pub use kube_scaffold_runtime::{children, conditions};
 #[cfg(test)]
 pub use kube_scaffold_runtime::testing::mock;
 
-pub mod guestbook;
+pub mod webapp;
 
-pub mod site;
+pub mod example_com;
 
-pub mod memcached;
+pub mod core;
 
-pub mod pod;
+pub mod cert_manager_io;
 
-pub mod certificate;
-
-pub mod backup;
+pub mod ops_example_org;
 
 // +kube-scaffold:scaffold:controller-modules
 
 /// Every controller of this project, as the manager runs them.
 pub const CONTROLLERS: &[Start] = &[
-    guestbook::start,
-    site::start,
-    memcached::start,
-    pod::start,
-    certificate::start,
-    backup::start,
+    webapp::guestbook::start,
+    webapp::site::start,
+    example_com::memcached::start,
+    core::pod::start,
+    cert_manager_io::certificate::start,
+    ops_example_org::backup::start,
     // +kube-scaffold:scaffold:controllers
 ];
 
@@ -43,12 +41,12 @@ pub const CONTROLLERS: &[Start] = &[
 pub fn rbac_rules() -> Vec<PolicyRule> {
     [
         manager_rules(),
-        guestbook::rbac_rules(),
-        site::rbac_rules(),
-        memcached::rbac_rules(),
-        pod::rbac_rules(),
-        certificate::rbac_rules(),
-        backup::rbac_rules(),
+        webapp::guestbook::rbac_rules(),
+        webapp::site::rbac_rules(),
+        example_com::memcached::rbac_rules(),
+        core::pod::rbac_rules(),
+        cert_manager_io::certificate::rbac_rules(),
+        ops_example_org::backup::rbac_rules(),
         // +kube-scaffold:scaffold:rbac-rules
     ]
     .concat()

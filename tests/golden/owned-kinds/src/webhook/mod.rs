@@ -8,23 +8,21 @@ pub use kube_scaffold_runtime::webhook::*;
 
 pub mod conversion;
 
-pub mod guestbook_v1_defaulter;
+pub mod webapp;
 
-pub mod guestbook_v1_validator;
+pub mod cert_manager_io;
 
-pub mod certificate_v1_validator;
-
-pub mod backup_v1_defaulter;
+pub mod ops_example_org;
 
 // +kube-scaffold:scaffold:webhook-modules
 
 /// Every webhook of the project: what the server answers, and what `make manifests` registers.
 pub fn hooks() -> Vec<Hook> {
     vec![
-        guestbook_v1_defaulter::hook(),
-        guestbook_v1_validator::hook(),
-        certificate_v1_validator::hook(),
-        backup_v1_defaulter::hook(),
+        webapp::guestbook_v1_defaulter::hook(),
+        webapp::guestbook_v1_validator::hook(),
+        cert_manager_io::certificate_v1_validator::hook(),
+        ops_example_org::backup_v1_defaulter::hook(),
         // +kube-scaffold:scaffold:webhooks
     ]
 }
