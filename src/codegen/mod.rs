@@ -4,6 +4,7 @@
 //! write before `make manifests` can (CRDs, RBAC rules, webhook configurations: `manifests`).
 
 pub mod adopted;
+pub mod chart;
 pub mod edit;
 pub mod external;
 pub mod fields;

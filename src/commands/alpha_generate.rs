@@ -35,7 +35,11 @@ pub fn run(cwd: &Path, args: GenerateArgs) -> anyhow::Result<()> {
     check_empty(&output)?;
 
     let templates = Templates::load()?;
-    let mut tree = plugins::replay(&project, &templates)?;
+    let recorded = plugins::recorded(&project, &input)?;
+    let chart_recorded = recorded
+        .files()
+        .any(|(path, _)| path.starts_with("dist/chart/"));
+    let mut tree = plugins::replay_onto(&project, &templates, recorded)?;
     project.cli_version = env!("CARGO_PKG_VERSION").into();
     project.generated = apply::digests(&tree);
     tree.write(project::FILE, project.to_toml())?;
@@ -50,6 +54,12 @@ pub fn run(cwd: &Path, args: GenerateArgs) -> anyhow::Result<()> {
         input.display(),
         output.display()
     ));
+    if project.plugins.iter().any(|key| key == plugins::helm::KEY) && !chart_recorded {
+        ui::note(&format!(
+            "the project has no record of the manifests its helm chart was made from (dist/chart/.generated-from.yaml): in {}, run `make build-installer` and `kube-scaffold edit --plugins helm/v2-alpha` to make it",
+            output.display()
+        ));
+    }
     Ok(())
 }
 

@@ -1,5 +1,5 @@
 //! `kube-scaffold edit`: changes a project after `init`. `--plugins` adds plugins of the whole
-//! project (grafana, autoupdate), each of which writes its files; `--license` and `--owner`
+//! project (grafana, autoupdate, helm), each of which writes its files; `--license` and `--owner`
 //! rewrite the license header new sources get. PROJECT records the command, so `alpha
 //! generate` renders it again.
 
@@ -32,7 +32,7 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     if let Some(multigroup) = args.multigroup {
         check_multigroup(&project, multigroup)?;
     }
-    let keys = project_plugins(&args.plugins, &project.plugins)?;
+    let keys = project_plugins(root, &args.plugins, &project.plugins)?;
     let license = args.license.map(|l| match l {
         LicenseFlag::Apache2 => License::Apache2,
         LicenseFlag::None => License::None,
@@ -49,7 +49,11 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
         ));
     }
     let header = license.is_some() || args.owner.is_some();
-    project.plugins.extend(keys.iter().cloned());
+    for key in &keys {
+        if !project.plugins.contains(key) {
+            project.plugins.push(key.clone());
+        }
+    }
     let how = super::Finish {
         overwrite_edited: args.force,
         merge_edited: true,
@@ -106,8 +110,13 @@ fn check_multigroup(project: &Project, wanted: bool) -> anyhow::Result<()> {
 }
 
 /// The keys of the plugins `names` asks for, checked: each a plugin of the whole project that
-/// the project (whose plugins are `taken`) does not have yet, named once.
-pub fn project_plugins(names: &[String], taken: &[String]) -> anyhow::Result<Vec<String>> {
+/// the project in `root` (whose plugins are `taken`) does not have yet (or one that makes its
+/// files again), named once, with what it needs there.
+pub fn project_plugins(
+    root: &Path,
+    names: &[String],
+    taken: &[String],
+) -> anyhow::Result<Vec<String>> {
     let mut keys: Vec<String> = Vec::new();
     for name in names {
         let Some(plugin) = plugins::project_plugin(name) else {
@@ -120,12 +129,13 @@ pub fn project_plugins(names: &[String], taken: &[String]) -> anyhow::Result<Vec
             ));
         };
         let key = plugin.key().to_string();
-        if taken.contains(&key) || keys.contains(&key) {
+        if (taken.contains(&key) && !plugin.regenerates()) || keys.contains(&key) {
             return Err(user_error(
                 format!("the project has the plugin `{name}` already; nothing was written"),
                 "drop it from `--plugins`",
             ));
         }
+        plugin.check(root)?;
         keys.push(key);
     }
     Ok(keys)

@@ -14,7 +14,7 @@ use crate::ui;
 
 pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     let dry_run = args.dry_run;
-    let keys = super::edit::project_plugins(&args.plugins, &[])?;
+    let keys = super::edit::project_plugins(root, &args.plugins, &[])?;
     let inputs = options(root, args)?;
     let templates = Templates::load()?;
     let mut tree = Tree::over(root);

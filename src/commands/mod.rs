@@ -156,7 +156,7 @@ fn scaffold(
     let mut report =
         crate::plugins::command(&plugins, init, &command, earlier, &templates, &mut tree)?;
     if how.merge_edited && !how.overwrite_edited {
-        merge_edited(&project, &templates, &mut tree, &mut report)?;
+        merge_edited(root, &project, &templates, &mut tree, &mut report)?;
     }
     project.commands.push(command);
     finish(root, tree, &report, project, how)?;
@@ -167,11 +167,12 @@ fn scaffold(
 }
 
 /// Merges into each file `report` says was overwritten and its user had edited, the user's
-/// edits: base, what the tool last wrote there (a replay of `project`, checked against the
-/// digest PROJECT recorded); theirs, what was rendered now. A clean merge replaces the
-/// rendered content and leaves `overwritten`; a conflict, or a base that cannot be
-/// reproduced, leaves the file for `finish` to refuse.
+/// edits: base, what the tool last wrote there (a replay of `project`, onto the files its
+/// plugins recorded in `root`; checked against the digest PROJECT recorded); theirs, what was
+/// rendered now. A clean merge replaces the rendered content and leaves `overwritten`; a
+/// conflict, or a base that cannot be reproduced, leaves the file for `finish` to refuse.
 fn merge_edited(
+    root: &Path,
     project: &Project,
     templates: &crate::scaffold::templates::Templates,
     tree: &mut Tree,
@@ -189,7 +190,8 @@ fn merge_edited(
     if edited.is_empty() {
         return Ok(());
     }
-    let mut replayed = crate::plugins::replay(project, templates)?;
+    let recorded = crate::plugins::recorded(project, root)?;
+    let mut replayed = crate::plugins::replay_onto(project, templates, recorded)?;
     for path in edited {
         let Some(base) = replayed.read(&path)?.map(str::to_string) else {
             continue;
@@ -330,6 +332,9 @@ mod tests {
         plan
     }
 
+    /// The least `make build-installer` writes: the manager's Namespace and Deployment.
+    const SAMPLE_INSTALLER: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: guestbook-system\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: guestbook-controller-manager\n  namespace: guestbook-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        image: controller:v1\n";
+
     /// The templates a layout's commands render (each rendered), by their embedded name, with
     /// how many specs use each.
     fn uses(templates: &Templates) -> BTreeMap<String, usize> {
@@ -341,13 +346,22 @@ mod tests {
         }
         // The plugins of the whole project, which only the current layout has.
         if templates.layout() == crate::model::project::Layout::CURRENT {
+            // A project that has run `make build-installer`, for helm's chart.
+            let mut built = Tree::empty();
+            built
+                .write(plugins::helm::MANIFESTS, SAMPLE_INSTALLER.into())
+                .unwrap();
             for plugin in plugins::known() {
-                plugin.enable(&mut plan, &init);
+                plugin.enable(&mut plan, &init, &mut built).unwrap();
             }
         }
         for spec in &plan.files {
             *used.entry(templates.resolve(&spec.template)).or_default() += 1;
-            let text = templates.render(&spec.template, &init).unwrap();
+            let mut context = serde_json::to_value(&init).unwrap();
+            if let Some(item) = &spec.item {
+                context["item"] = item.clone();
+            }
+            let text = templates.render(&spec.template, &context).unwrap();
             assert!(!text.trim().is_empty(), "{} renders empty", spec.template);
         }
         for namespaced in [true, false] {

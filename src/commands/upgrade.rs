@@ -59,14 +59,15 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
             "rustfmt not found: kube-scaffold 0.1 formatted its Rust with rustfmt, so its files cannot be rendered again exactly, and your Rust files will conflict",
         );
     }
-    let mut base = plugins::replay_layout(&old, &templates, &rustfmt)?;
+    let recorded = plugins::recorded(&old, root)?;
+    let mut base = plugins::replay_layout(&old, &templates, &rustfmt, recorded.clone())?;
     let mut new = old.clone();
     new.layout = project::LAYOUT.into();
     if new.plugins.is_empty() {
         new.plugins = plugins::bundle_keys();
     }
     new.cli_version = version.into();
-    let mut theirs = plugins::replay(&new, &templates)?;
+    let mut theirs = plugins::replay_onto(&new, &templates, recorded)?;
 
     let mut tree = Tree::over(root);
     let mut outcomes = Vec::new();

@@ -6,6 +6,7 @@
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 
 use super::{InitContext, Plugin};
+use crate::scaffold::tree::Tree;
 
 /// Its key in PROJECT's `plugins`.
 pub const KEY: &str = "autoupdate.kube-scaffold.io/v1-alpha";
@@ -32,8 +33,9 @@ impl Plugin for AutoUpdate {
         ]
     }
 
-    fn enable(&self, plan: &mut Plan, _: &InitContext) {
+    fn enable(&self, plan: &mut Plan, _: &InitContext, _: &mut Tree) -> anyhow::Result<()> {
         plan.add_all(FILES);
+        Ok(())
     }
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {

@@ -7,6 +7,7 @@
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 
 use super::{InitContext, Plugin};
+use crate::scaffold::tree::Tree;
 
 /// Its key in PROJECT's `plugins`.
 pub const KEY: &str = "grafana.kube-scaffold.io/v1-alpha";
@@ -30,8 +31,9 @@ impl Plugin for Grafana {
         &["grafana/v1-alpha", "grafana.kubebuilder.io/v1-alpha", KEY]
     }
 
-    fn enable(&self, plan: &mut Plan, _: &InitContext) {
+    fn enable(&self, plan: &mut Plan, _: &InitContext, _: &mut Tree) -> anyhow::Result<()> {
         plan.add_all(FILES);
+        Ok(())
     }
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {

@@ -1,8 +1,8 @@
 //! What gets generated. Each plugin adds files and inserts to a command's plan; the default
 //! bundle is `base` (the Rust crate, Makefile, Dockerfile, workflows) plus `kustomize` (the
 //! `config/` tree), as kubebuilder's `go/v4` is `base.go/v4` plus `kustomize/v2`. Later plugins
-//! (deploy-image for one API; grafana and autoupdate for the whole project, which `init
-//! --plugins` and `edit --plugins` add) go here beside them.
+//! (deploy-image for one API; grafana, autoupdate and helm for the whole project, which
+//! `init --plugins` and `edit --plugins` add) go here beside them.
 //!
 //! Beside the plugins: `context` (what the templates see), `policy` (the project-wide RBAC
 //! rules and webhook hooks), `run` (a command's plugins run onto a tree; `replay` renders a
@@ -17,6 +17,7 @@ pub mod base;
 mod context;
 pub mod deploy_image;
 pub mod grafana;
+pub mod helm;
 pub mod kustomize;
 pub mod multigroup;
 pub mod paths;
@@ -27,7 +28,7 @@ pub use context::{
     AdoptedVersion, ApiContext, ConversionContext, DeployImageContext, Direction, InitContext,
     OwnedContext, WebhookContext,
 };
-pub use run::{command, init, replay, replay_layout};
+pub use run::{command, init, recorded, replay, replay_layout, replay_onto};
 
 /// A plugin: what it adds to the plan of each command.
 pub trait Plugin {
@@ -62,7 +63,25 @@ pub trait Plugin {
     /// The files it adds when a project takes it (`init --plugins`, `edit --plugins`): a
     /// plugin of the whole project (grafana, autoupdate) has them; the default bundle's and
     /// deploy-image add theirs with each command.
-    fn enable(&self, _plan: &mut Plan, _c: &InitContext) {}
+    /// `tree` holds the project as it is (a replay's, in memory, when PROJECT is replayed).
+    fn enable(&self, _plan: &mut Plan, _c: &InitContext, _tree: &mut Tree) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// What the project in `root` must have before the plugin can run (helm: the manifests
+    /// `make build-installer` writes); an error says how to get it.
+    fn check(&self, _root: &std::path::Path) -> anyhow::Result<()> {
+        Ok(())
+    }
+    /// The files it made its files from (paths in the project), which a replay reads from the
+    /// project to make them again: helm's chart is made from a build's output.
+    fn recorded(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// Whether `edit --plugins` may name it again once the project has it: to make its files
+    /// again from what changed since (helm's chart from the newest `dist/install.yaml`).
+    fn regenerates(&self) -> bool {
+        false
+    }
     /// The names `init --plugins` and `edit --plugins` take for it: kubebuilder's short and
     /// full names, and its key. None for a plugin no project takes that way.
     fn aliases(&self) -> &'static [&'static str] {
@@ -84,6 +103,7 @@ const KNOWN: &[&dyn Plugin] = &[
     &deploy_image::DeployImage,
     &grafana::Grafana,
     &autoupdate::AutoUpdate,
+    &helm::Helm,
 ];
 
 /// The plugin of the whole project that `init --plugins` or `edit --plugins` names `name`, if

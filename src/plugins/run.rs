@@ -74,10 +74,13 @@ pub fn replay_layout(
     project: &Project,
     templates: &Templates,
     rustfmt: &Rustfmt,
+    recorded: Tree,
 ) -> anyhow::Result<Tree> {
     match Layout::of(&project.layout) {
-        Some(layout) if layout == templates.layout() => return replay(project, templates),
-        Some(layout) => return replay(project, &Templates::load_for(layout)?),
+        Some(layout) if layout == templates.layout() => {
+            return replay_onto(project, templates, recorded);
+        }
+        Some(layout) => return replay_onto(project, &Templates::load_for(layout)?, recorded),
         None => {}
     }
     match project.layout.as_str() {
@@ -90,6 +93,28 @@ pub fn replay_layout(
             ),
         )),
     }
+}
+
+/// The files of the project in `root` that its plugins made their files from, and that a
+/// replay needs besides PROJECT to make them again (helm: the manifests its chart was made
+/// from last), in a tree of their own.
+pub fn recorded(project: &Project, root: &std::path::Path) -> anyhow::Result<Tree> {
+    let mut recorded = Tree::empty();
+    let plugins = super::known()
+        .iter()
+        .filter(|p| project.plugins.iter().any(|k| k == p.key()));
+    for plugin in plugins {
+        for path in plugin.recorded() {
+            match std::fs::read_to_string(root.join(path)) {
+                Ok(content) => recorded.write(path, content)?,
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => {
+                    return Err(anyhow::Error::new(err).context(format!("cannot read {path}")));
+                }
+            }
+        }
+    }
+    Ok(recorded)
 }
 
 /// Renders `edit` onto `tree`, after the commands `earlier`: the license header as it says,
@@ -121,7 +146,7 @@ fn edit_project(
                 "PROJECT's `edit` names the plugin `{key}`, which this kube-scaffold does not have"
             );
         };
-        plugin.enable(&mut plan, &context);
+        plugin.enable(&mut plan, &context, tree)?;
     }
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
@@ -147,8 +172,18 @@ pub fn command(
 /// The whole project, rendered from its PROJECT alone: `init`, then every command in order.
 /// Nothing is read from disk.
 pub fn replay(project: &Project, templates: &Templates) -> anyhow::Result<Tree> {
+    replay_onto(project, templates, Tree::empty())
+}
+
+/// `replay` onto `recorded`: the files, read from the project, that its plugins made their
+/// files from (`recorded`), so that the replay makes those files too.
+pub fn replay_onto(
+    project: &Project,
+    templates: &Templates,
+    recorded: Tree,
+) -> anyhow::Result<Tree> {
     let plugins = resolve(project)?;
-    let mut tree = Tree::empty();
+    let mut tree = recorded;
     init(&plugins, &project.init, templates, &mut tree)?;
     for (i, step) in project.commands.iter().enumerate() {
         let earlier = &project.commands[..i];

@@ -81,6 +81,15 @@ pub struct Computed {
     pub content: String,
 }
 
+/// A file whose content a plugin computed (not from a template: helm's chart is made from a
+/// build's output), met like a template's file (`IfExists`).
+#[derive(Clone, Debug)]
+pub struct Derived {
+    pub dest: String,
+    pub content: String,
+    pub if_exists: IfExists,
+}
+
 /// A fragment inserted above the line `<comment> +kube-scaffold:scaffold:<marker>` of a file.
 #[derive(Clone, Debug)]
 pub struct Insert {
@@ -104,6 +113,7 @@ pub enum Fragment {
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
     pub files: Vec<FileSpec>,
+    pub derived: Vec<Derived>,
     pub inserts: Vec<Insert>,
     pub computed: Vec<Computed>,
     /// Files the command deletes, if they exist.
@@ -214,6 +224,16 @@ impl Plan {
     /// Deletes `dest`, if it exists.
     pub fn remove(&mut self, dest: impl Into<String>) {
         self.removed.push(dest.into());
+    }
+
+    /// Adds `dest` with `content` computed by the plugin, met like a template's file
+    /// (`if_exists`).
+    pub fn derived(&mut self, dest: impl Into<String>, content: String, if_exists: IfExists) {
+        self.derived.push(Derived {
+            dest: dest.into(),
+            content,
+            if_exists,
+        });
     }
 
     /// Moves `from`, as it is, to `to`, if it exists.

@@ -70,6 +70,19 @@ pub fn render(
             }
         }
     }
+    for derived in &plan.derived {
+        let existing = tree.read(&derived.dest)?.map(str::to_string);
+        match (existing, derived.if_exists) {
+            (Some(existing), _) if existing == derived.content => {}
+            (None, _) => tree.write(&derived.dest, derived.content.clone())?,
+            (Some(_), IfExists::Skip) => {}
+            (Some(_), IfExists::Error) => report.conflicts.push(derived.dest.clone()),
+            (Some(_), IfExists::Overwrite) => {
+                report.overwritten.push(derived.dest.clone());
+                tree.write(&derived.dest, derived.content.clone())?;
+            }
+        }
+    }
     for (from, to) in &plan.moved {
         let Some(content) = tree.read(from)?.map(str::to_string) else {
             continue;

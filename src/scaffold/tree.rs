@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::error::user_error;
 
 /// Files by path (relative, `/`-separated), as they are after rendering.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Tree {
     /// Where files not yet read come from; `None` for a tree in memory only.
     disk: Option<PathBuf>,

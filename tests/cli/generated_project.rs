@@ -16,7 +16,7 @@ use std::process::{Command, Output, Stdio};
 use crate::generated_build::{BUILD_ENV, target_dir};
 use crate::support::{
     BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, POSTGRESQL_CRD, empty_dir,
-    kube_scaffold,
+    kube_scaffold, tool,
 };
 
 /// The Kubernetes version manifests are validated against: the oldest the project supports.
@@ -28,24 +28,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// A tool from `.tools/bin` (where scripts/install-test-tools puts it) or the PATH.
-fn tool(name: &str) -> PathBuf {
-    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(".tools/bin")
-        .join(name);
-    if local.exists() {
-        return local;
-    }
-    let on_path = std::env::var_os("PATH")
-        .map(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join(name))
-                .find(|f| f.is_file())
-        })
-        .unwrap_or_default();
-    on_path.unwrap_or_else(|| panic!("`{name}` is not installed: run `scripts/install-test-tools`"))
 }
 
 /// Runs `program args` in `dir`; panics with its output unless it succeeds.
@@ -733,6 +715,11 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         "build-installer edited config/: {:?}",
         changed(&before_installer, &after)
     );
+    // The helm chart made from it (webhooks, cert-manager, a PodDisruptionBudget): it lints,
+    // and renders what the installer holds.
+    kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).success();
+    crate::helm::helm_lint(&dir);
+    crate::helm::assert_renders(&dir, &crate::helm::expected_from(&installer_text));
 
     // The cluster's door: every target that talks to a cluster, with a kubectl stand-in.
     let door = ClusterDoor::new(&dir);

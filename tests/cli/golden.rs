@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::support::{
     BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, assert_golden, empty_dir,
-    kube_scaffold,
+    kube_scaffold, tool,
 };
 
 fn create_api(dir: &Path, args: &[&str]) {
@@ -120,7 +120,7 @@ fn golden_two_kinds_one_cluster_scoped_self_signed_webhooks_autoupdate_license_b
 /// full group with dots; a controller of a kind Kubernetes defines, and one of another
 /// project's kind from its CRD.
 #[test]
-fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webhooks_grafana_namespaced_multigroup()
+fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webhooks_grafana_namespaced_multigroup_helm()
  {
     let (_tmp, dir) = empty_dir("shop");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
@@ -221,5 +221,17 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
     kube_scaffold(&dir, &["edit", "--plugins", "grafana/v1-alpha"]).success();
     kube_scaffold(&dir, &["edit", "--namespaced"]).success();
     kube_scaffold(&dir, &["edit", "--multigroup"]).success();
+    // The helm chart, from what `make build-installer` writes (with the pinned standalone
+    // kustomize; without `make manifests`, whose output `create api` wrote already).
+    let kustomize = format!("KUSTOMIZE={}", tool("kustomize").display());
+    let img = "IMG=registry.example.com/shop:v0.1.0";
+    let installer = ["-o", "manifests", "build-installer", &kustomize, img];
+    let made = std::process::Command::new("make")
+        .args(installer)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).success();
     assert_golden(&dir, "owned-kinds");
 }

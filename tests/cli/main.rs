@@ -8,6 +8,7 @@ mod errors;
 mod generated_build;
 mod generated_project;
 mod golden;
+mod helm;
 mod init;
 mod support;
 mod upgrade;

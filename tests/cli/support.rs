@@ -19,6 +19,24 @@ pub fn kube_scaffold(dir: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+/// A tool from `.tools/bin` (where scripts/install-test-tools puts it) or the PATH.
+pub fn tool(name: &str) -> PathBuf {
+    let local = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".tools/bin")
+        .join(name);
+    if local.exists() {
+        return local;
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .find(|f| f.is_file())
+        })
+        .unwrap_or_default();
+    on_path.unwrap_or_else(|| panic!("`{name}` is not installed: run `scripts/install-test-tools`"))
+}
+
 /// A temporary directory holding an empty directory named `name` (the default project name).
 pub fn empty_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("a temporary directory");
