@@ -161,7 +161,8 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--group", "apps", "--version", "v1", "--kind", "Deployment", "--finalizer"], 1, "`--finalizer` does not apply to `apps/v1 Deployment`"),
     case(Initialized, &["create", "api", "--group", "core", "--kind", "Pod", "--owns", "core/v1/ConfigMap"], 1, "`--owns` does not apply"),
     case(Initialized, &["create", "api", "--group", "core", "--kind", "Pod", "--storage-version"], 1, "`--storage-version` does not apply to `core/v1 Pod`"),
-    case(Initialized, &["edit", "--plugins", "helm/v2-alpha"], 1, "unknown plugin `helm/v2-alpha` for the whole project"),
+    case(Initialized, &["edit", "--plugins", "helm/v2-alpha"], 1, "the helm chart is made from `dist/install.yaml`, which is missing"),
+    case(Empty, &["init", "--plugins", "helm/v2-alpha"], 1, "the helm chart is made from `dist/install.yaml`, which is missing"),
     case(Initialized, &["edit"], 1, "nothing to edit"),
     case(Initialized, &["edit", "--multigroup=false"], 1, "the project is not multigroup"),
     case(Initialized, &["edit", "--multigroup=maybe"], 2, "invalid value 'maybe'"),
@@ -269,6 +270,26 @@ fn init_names_the_users_files_it_would_overwrite() {
         1,
         "`Makefile`, `src/main.rs` would be overwritten",
     );
+}
+
+#[test]
+fn manifests_the_helm_chart_cannot_be_made_from_are_refused() {
+    let (_tmp, dir) = initialized();
+    fs::create_dir(dir.join("dist")).unwrap();
+    let cases = [
+        (
+            "kind: [",
+            "`dist/install.yaml` is not the YAML `make build-installer` writes",
+        ),
+        (
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: guestbook-system\n",
+            "it has no Deployment of the manager",
+        ),
+    ];
+    for (manifests, message) in cases {
+        fs::write(dir.join("dist/install.yaml"), manifests).unwrap();
+        check(&dir, &["edit", "--plugins", "helm/v2-alpha"], 1, message);
+    }
 }
 
 #[test]

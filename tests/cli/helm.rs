@@ -322,3 +322,36 @@ fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again(
         "{values}"
     );
 }
+
+/// An upgrade makes the chart again from its record, as it makes every other file: the
+/// user's edits of it stay, and so does the record of what the tool wrote, so the next chart
+/// still merges them.
+#[test]
+fn an_upgrade_keeps_the_chart_and_its_edits_and_the_next_chart_merges_them() {
+    let (_tmp, dir) = initialized();
+    let api = ["create", "api", "--group", "webapp", "--kind", "Guestbook"];
+    kube_scaffold(&dir, &[&api[..], &["--resource", "--controller"]].concat()).success();
+    build_installer(&dir, "registry.example.com/guestbook:v0.1.0");
+    kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).success();
+    let values = dir.join("dist/chart/values.yaml");
+    edit_file(&values, |t| {
+        t + "\n# Ours.\npodAnnotations:\n  team: shop\n"
+    });
+    let edited = fs::read_to_string(&values).unwrap();
+    // The project as an earlier release of this layout left it.
+    edit_file(&dir.join("PROJECT"), |t| {
+        let version = format!("cliVersion = \"{}\"", env!("CARGO_PKG_VERSION"));
+        t.replace(&version, "cliVersion = \"0.2.99\"")
+    });
+    kube_scaffold(&dir, &["upgrade", "--force"]).success();
+    assert_eq!(fs::read_to_string(&values).unwrap(), edited);
+    helm_lint(&dir);
+
+    build_installer(&dir, "registry.example.com/guestbook:v0.2.0");
+    kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).success();
+    let values = fs::read_to_string(&values).unwrap();
+    assert!(
+        values.contains("tag: v0.2.0") && values.contains("  team: shop\n"),
+        "{values}"
+    );
+}
