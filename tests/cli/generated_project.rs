@@ -469,6 +469,9 @@ fn a_generated_project_builds_lints_tests_and_validates() {
         &[&["create", "webhook"][..], &ship, &defaulting].concat(),
     )
     .success();
+    // The plugins of the whole project (helm's, made from the installer, comes below).
+    let plugins = "grafana/v1-alpha,autoupdate/v1-alpha";
+    kube_scaffold(&dir, &["edit", "--plugins", plugins]).success();
 
     // The code, as generated.
     run(&dir, "cargo", &["build"]);
@@ -665,18 +668,25 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     let parsed = text(&run(&dir, "python3", &args));
     assert_eq!(parsed.trim(), yaml_files.len().to_string());
     let workflows = fs::read_dir(dir.join(".github/workflows")).unwrap().count();
-    assert_eq!(workflows, 3, "test, lint and e2e workflows");
+    assert_eq!(workflows, 4, "test, lint, e2e and auto_update workflows");
 
     // The image: linted, since no container engine runs here.
     let lint = run(&dir, tool("hadolint"), &["Dockerfile"]);
     assert!(text(&lint).trim().is_empty(), "hadolint: {}", text(&lint));
 
-    // The development container: its JSON parses, its script passes shellcheck.
-    let json = "import json,sys; json.load(open(sys.argv[1])); print('ok')";
+    // The development container's JSON and the dashboards parse; the container's script
+    // passes shellcheck.
+    let json = "import json,sys\nfor f in sys.argv[1:]: json.load(open(f))\nprint('ok')";
     let parsed = run(
         &dir,
         "python3",
-        &["-c", json, ".devcontainer/devcontainer.json"],
+        &[
+            "-c",
+            json,
+            ".devcontainer/devcontainer.json",
+            "grafana/controller-runtime-metrics.json",
+            "grafana/controller-resources-metrics.json",
+        ],
     );
     assert_eq!(text(&parsed).trim(), "ok");
     let lint = run(&dir, tool("shellcheck"), &[".devcontainer/post-install.sh"]);
