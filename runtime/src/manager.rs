@@ -199,6 +199,7 @@ pub struct Manager {
     controllers: Vec<Start>,
     hooks: Vec<Hook>,
     conversions: Vec<Conversion>,
+    metrics: Vec<metrics::Register>,
     #[cfg(feature = "webhooks")]
     local_failure: local::FailurePolicy,
     /// How long webhooks served through a Service are still answered after the signal.
@@ -225,6 +226,7 @@ impl Manager {
             controllers: Vec::new(),
             hooks: Vec::new(),
             conversions: Vec::new(),
+            metrics: Vec::new(),
             #[cfg(feature = "webhooks")]
             local_failure: local::FailurePolicy::Ignore,
             #[cfg(feature = "webhooks")]
@@ -252,6 +254,15 @@ impl Manager {
     pub fn webhooks(mut self, hooks: Vec<Hook>, conversions: Vec<Conversion>) -> Self {
         self.hooks = hooks;
         self.conversions = conversions;
+        self
+    }
+
+    /// The project's own metrics: `register` adds them to the registry /metrics serves, beside
+    /// controller-runtime's (a counter `widgets` is served as `widgets_total`, as
+    /// prometheus-client names counters). Keep each metric in a `static` (`LazyLock`) to use
+    /// it from a reconcile; a clone shares its value.
+    pub fn metrics(mut self, register: metrics::Register) -> Self {
+        self.metrics.push(register);
         self
     }
 
@@ -304,6 +315,7 @@ impl Manager {
         check_cluster(&client, &self.resources, &self.external).await?;
 
         let mut ctx = Context::new(client.clone());
+        ctx.metrics = Arc::new(metrics::Metrics::with(&self.metrics));
         ctx.shutdown = shutdown;
         ctx.namespace = options.watch_namespace.clone().filter(|ns| !ns.is_empty());
         let ctx = Arc::new(ctx);

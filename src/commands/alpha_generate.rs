@@ -39,9 +39,9 @@ pub fn run(cwd: &Path, args: GenerateArgs) -> anyhow::Result<()> {
     let chart_recorded = recorded
         .files()
         .any(|(path, _)| path.starts_with("dist/chart/"));
-    let mut tree = plugins::replay_onto(&project, &templates, recorded)?;
+    let mut tree = plugins::replay_onto(&project, &templates, recorded.clone())?;
     project.cli_version = env!("CARGO_PKG_VERSION").into();
-    project.generated = apply::digests(&tree);
+    project.generated = plugins::replay_digests(&tree, &recorded, &project.generated);
     tree.write(project::FILE, project.to_toml())?;
     let changes = apply::changes(&tree);
     apply::write(&output, &changes)?;

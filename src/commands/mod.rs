@@ -346,10 +346,16 @@ mod tests {
         }
         // The plugins of the whole project, which only the current layout has.
         if templates.layout() == crate::model::project::Layout::CURRENT {
-            // A project that has run `make build-installer`, for helm's chart.
+            // A project that has run `make build-installer`, for helm's chart, and lists a
+            // metric of its own, for grafana's custom dashboard.
             let mut built = Tree::empty();
             built
                 .write(plugins::helm::MANIFESTS, SAMPLE_INSTALLER.into())
+                .unwrap();
+            let metrics =
+                "customMetrics:\n  - metric: guestbook_widgets_total\n    type: counter\n";
+            built
+                .write("grafana/custom-metrics/config.yaml", metrics.into())
                 .unwrap();
             for plugin in plugins::known() {
                 plugin.enable(&mut plan, &init, &mut built).unwrap();

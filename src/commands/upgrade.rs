@@ -67,7 +67,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         new.plugins = plugins::bundle_keys();
     }
     new.cli_version = version.into();
-    let mut theirs = plugins::replay_onto(&new, &templates, recorded)?;
+    let mut theirs = plugins::replay_onto(&new, &templates, recorded.clone())?;
 
     let mut tree = Tree::over(root);
     let mut outcomes = Vec::new();
@@ -121,7 +121,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         outcomes.push((path.clone(), outcome));
     }
 
-    new.generated = apply::digests(&theirs);
+    new.generated = plugins::replay_digests(&theirs, &recorded, &old.generated);
     tree.write(project::FILE, new.to_toml())?;
     let changes = apply::changes(&tree);
     if args.dry_run {

@@ -28,7 +28,7 @@ pub use context::{
     AdoptedVersion, ApiContext, ConversionContext, DeployImageContext, Direction, InitContext,
     OwnedContext, WebhookContext,
 };
-pub use run::{command, init, recorded, replay, replay_layout, replay_onto};
+pub use run::{command, init, recorded, replay, replay_digests, replay_layout, replay_onto};
 
 /// A plugin: what it adds to the plan of each command.
 pub trait Plugin {

@@ -1,6 +1,8 @@
 //! Runs the plugins of a command onto a tree (`init`, `create api`, `create webhook`), and
 //! `replay`: a whole project rendered from its PROJECT alone, in memory.
 
+use std::collections::BTreeMap;
+
 use crate::model::api::ApiInputs;
 use crate::model::project::{Command, EditInputs, InitInputs, Layout, Project, WebhookInputs};
 use crate::scaffold::plan::Plan;
@@ -115,6 +117,24 @@ pub fn recorded(project: &Project, root: &std::path::Path) -> anyhow::Result<Tre
         }
     }
     Ok(recorded)
+}
+
+/// The digests PROJECT records for `replayed`, a replay onto `recorded`: a file the plugins
+/// recorded is the user's input (grafana's list of metrics) or the tool's record of one
+/// (helm's manifests), not what the replay made of it, so it keeps what `before` recorded.
+pub fn replay_digests(
+    replayed: &Tree,
+    recorded: &Tree,
+    before: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut digests = crate::scaffold::apply::digests(replayed);
+    for (path, _) in recorded.files() {
+        match before.get(path) {
+            Some(digest) => digests.insert(path.to_string(), digest.clone()),
+            None => digests.remove(path),
+        };
+    }
+    digests
 }
 
 /// Renders `edit` onto `tree`, after the commands `earlier`: the license header as it says,

@@ -8,6 +8,7 @@ mod errors;
 mod generated_build;
 mod generated_project;
 mod golden;
+mod grafana;
 mod helm;
 mod init;
 mod support;

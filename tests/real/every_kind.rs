@@ -116,6 +116,13 @@ fn every_kind_of_controller_runs_with_the_generated_rbac() {
     // The manager's identity and rights, exactly as config/default deploys them.
     let (kubeconfig, token) = project.manager_identity(NAMESPACE);
 
+    // A metric of the project's own, registered as docs/commands.md shows (a user's edit).
+    let lib = project.dir.join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    let wired = "Manager::new(env!(\"CARGO_PKG_NAME\"), options)";
+    assert!(text.contains(wired), "{text}");
+    let text = text.replace(wired, &format!("{wired}\n        .metrics(register)")) + OWN_METRIC;
+    std::fs::write(&lib, text).unwrap();
     project.run("cargo", &["build", "--bin", "every"]);
     let metrics = format!("127.0.0.1:{}", free_port());
     let metrics_flag = format!("--metrics-bind-address={metrics}");
@@ -324,6 +331,11 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     assert_eq!(scraped.0, "200", "{}", log());
     let counted = "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"success\"}";
     assert!(scraped.1.contains(counted), "{}", scraped.1);
+    assert!(
+        scraped.1.contains("\nevery_widgets_total 0\n"),
+        "{}",
+        scraped.1
+    );
     project.kubectl(&["delete", "clusterrolebinding", "every-scraper"]);
 
     // SIGTERM: the manager stops and gives the lease up.
@@ -341,3 +353,15 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
 
     crate::conversion::integration_test(&project);
 }
+
+/// The project's own metric, and the function that registers it (`Manager::metrics`).
+const OWN_METRIC: &str = "
+/// Widgets seen.
+pub static WIDGETS: std::sync::LazyLock<
+    kube_scaffold_runtime::metrics::prometheus_client::metrics::counter::Counter,
+> = std::sync::LazyLock::new(Default::default);
+
+fn register(registry: &mut kube_scaffold_runtime::metrics::prometheus_client::registry::Registry) {
+    registry.register(\"every_widgets\", \"Widgets seen\", WIDGETS.clone());
+}
+";

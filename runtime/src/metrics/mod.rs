@@ -19,6 +19,10 @@
 //! Every series of a controller exists, at zero, from the moment it starts. kube-runtime does
 //! not expose its work queue, so controller-runtime's `workqueue_*` metrics have no
 //! counterpart here.
+//!
+//! The project's own metrics (controller-runtime's `metrics.Registry.MustRegister`) are
+//! registered by a function handed to `Manager::metrics`, which gets the registry /metrics
+//! encodes; `prometheus_client` is re-exported for them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +42,11 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
+
+pub use prometheus_client;
+
+/// Registers the project's own metrics in the registry /metrics encodes (`Manager::metrics`).
+pub type Register = fn(&mut Registry);
 
 /// controller-runtime's buckets for `reconcile_time_seconds`, in seconds.
 const RECONCILE_TIME_BUCKETS: [f64; 40] = [
@@ -147,6 +156,15 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// The metrics, with the project's own that `register` adds.
+    pub fn with(register: &[Register]) -> Self {
+        let mut metrics = Self::default();
+        for register in register {
+            register(&mut metrics.registry);
+        }
+        metrics
+    }
+
     fn registered(mut self) -> Self {
         let runtime = self.registry.sub_registry_with_prefix("controller_runtime");
         runtime.register(
@@ -416,6 +434,30 @@ async fn serve(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    static WIDGETS: std::sync::LazyLock<Counter> = std::sync::LazyLock::new(Counter::default);
+
+    fn register(registry: &mut Registry) {
+        registry.register("guestbook_widgets", "Widgets seen", WIDGETS.clone());
+    }
+
+    #[test]
+    fn the_projects_own_metrics_are_served_beside_controller_runtimes() {
+        let metrics = Metrics::with(&[register]);
+        metrics.start_controller("guestbook", 1);
+        WIDGETS.inc_by(2);
+        let text = metrics.encode();
+        assert!(text.contains("\nguestbook_widgets_total 2\n"), "{text}");
+        assert!(
+            text.contains("# HELP guestbook_widgets Widgets seen."),
+            "{text}"
+        );
+        assert!(
+            text.contains("controller_runtime_reconcile_total{"),
+            "{text}"
+        );
+        assert!(text.ends_with("# EOF\n"), "{text}");
+    }
 
     #[test]
     fn every_series_exists_from_the_start() {
