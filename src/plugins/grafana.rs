@@ -222,11 +222,8 @@ mod tests {
         names
     }
 
-    /// Every query of every dashboard names a series the manager exports, and together they
-    /// show every series of the controllers, leader election and webhooks.
-    #[test]
-    fn the_dashboards_query_exactly_the_series_the_manager_exports() {
-        let templates = Templates::load().unwrap();
+    /// What `init` templates see in a project `guestbook`.
+    fn context(templates: &Templates) -> InitContext {
         let init = InitInputs {
             domain: "mock.com".into(),
             project_name: "guestbook".into(),
@@ -235,7 +232,15 @@ mod tests {
             license: License::None,
             license_year: 2026,
         };
-        let context = InitContext::new(&init, &templates).unwrap();
+        InitContext::new(&init, templates).unwrap()
+    }
+
+    /// Every query of every dashboard names a series the manager exports, and together they
+    /// show every series of the controllers, leader election and webhooks.
+    #[test]
+    fn the_dashboards_query_exactly_the_series_the_manager_exports() {
+        let templates = Templates::load().unwrap();
+        let context = context(&templates);
         let exported = exported();
         let mut used = BTreeSet::new();
         for file in FILES.iter().filter(|f| f.dest.ends_with(".json")) {
@@ -291,16 +296,7 @@ mod tests {
         let config = "customMetrics:\n  - metric: guestbook_widgets_total\n    type: counter\n  - metric: guestbook_queue_depth\n    type: gauge\n    unit: short\n  - metric: guestbook_fetch_seconds\n    type: histogram\n    unit: s\n  - metric: guestbook_ratio\n    type: gauge\n    expr: 'avg(guestbook_ratio{job=\"$job\"}) * 100'\n    unit: percent\n";
         let panels = panels(config).unwrap();
         let templates = Templates::load().unwrap();
-        let init = InitInputs {
-            domain: "mock.com".into(),
-            project_name: "guestbook".into(),
-            repo: None,
-            owner: None,
-            license: License::None,
-            license_year: 2026,
-        };
-        let mut context =
-            serde_json::to_value(InitContext::new(&init, &templates).unwrap()).unwrap();
+        let mut context = serde_json::to_value(context(&templates)).unwrap();
         context["item"] = serde_json::json!({ "panels": panels });
         let text = templates.render(CUSTOM.template, &context).unwrap();
         let dashboard: serde_json::Value = serde_json::from_str(&text).unwrap();
