@@ -9,6 +9,7 @@ mod conversion;
 mod every_kind;
 #[path = "../shared/generated_build.rs"]
 mod generated_build;
+mod helm;
 mod leader;
 mod namespaced;
 mod project;
