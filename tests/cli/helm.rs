@@ -251,6 +251,16 @@ fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again(
 
     // The manifests change: another kind, another image. The chart made again has both, and
     // every edit.
+    // The user drops Guestbook's helper roles from config/ (its editor role's template they
+    // had edited).
+    edit_file(&dir.join("config/rbac/kustomization.yaml"), |t| {
+        t.replace(
+            "- guestbook_editor_role.yaml\n- guestbook_viewer_role.yaml\n",
+            "",
+        )
+    });
+    let editor = chart_dir.join("templates/rbac/guestbook-editor-role.yaml");
+    edit_file(&editor, |t| t + "# Ours.\n");
     let shelf = ["create", "api", "--group", "webapp", "--kind", "Shelf"];
     kube_scaffold(
         &dir,
@@ -283,6 +293,21 @@ fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again(
         values.contains("tag: v0.2.0") && values.contains("  team: shop\n"),
         "{values}"
     );
+    // The template of an object no longer there goes; an edited one stays, with a note.
+    assert!(
+        !chart_dir
+            .join("templates/rbac/guestbook-viewer-role.yaml")
+            .exists()
+    );
+    assert!(editor.exists());
+    let noted = String::from_utf8_lossy(&again.get_output().stderr).into_owned();
+    assert!(
+        noted.contains(
+            "guestbook-editor-role.yaml is no longer in dist/install.yaml, but you edited it"
+        ),
+        "{noted}"
+    );
+    fs::remove_file(&editor).unwrap();
     let chart = fs::read_to_string(chart_dir.join("Chart.yaml")).unwrap();
     assert!(
         chart.contains("version: 0.2.0\nappVersion: \"v0.1.0\""),
