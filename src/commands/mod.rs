@@ -158,7 +158,9 @@ fn scaffold(
     if how.merge_edited && !how.overwrite_edited {
         merge_edited(root, &project, &templates, &mut tree, &mut report)?;
     }
-    project.commands.push(command);
+    if let Some(recorded) = command.to_record(&project.commands) {
+        project.commands.push(recorded);
+    }
     finish(root, tree, &report, project, how)?;
     if !how.dry_run {
         ui::say(next);

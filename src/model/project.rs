@@ -124,6 +124,23 @@ pub enum Command {
 }
 
 impl Command {
+    /// What PROJECT records of this command after `earlier`: an `edit` names only the plugins
+    /// no earlier edit named (one that makes its files again, named again, is replayed where
+    /// it was first named, from what it recorded), and is not recorded if that leaves nothing.
+    pub fn to_record(self, earlier: &[Command]) -> Option<Command> {
+        let Command::Edit(mut edit) = self else {
+            return Some(self);
+        };
+        let named: Vec<&String> = earlier
+            .iter()
+            .filter_map(Command::edit)
+            .flat_map(|e| &e.plugins)
+            .collect();
+        edit.plugins.retain(|p| !named.contains(&p));
+        let empty = EditInputs::default();
+        (edit != empty).then_some(Command::Edit(edit))
+    }
+
     /// A `create api`'s inputs.
     pub fn api(&self) -> Option<&ApiInputs> {
         match self {
@@ -607,6 +624,31 @@ mod tests {
         };
         api.controller = controller;
         Command::CreateApi(api)
+    }
+
+    #[test]
+    fn an_edit_records_only_what_no_earlier_edit_named() {
+        let edit = |plugins: &[&str], namespaced| {
+            Command::Edit(EditInputs {
+                plugins: plugins.iter().map(|p| p.to_string()).collect(),
+                namespaced,
+                ..EditInputs::default()
+            })
+        };
+        let earlier = [edit(&["helm"], None)];
+        assert_eq!(edit(&["helm"], None).to_record(&earlier), None);
+        assert_eq!(
+            edit(&["helm", "grafana"], None).to_record(&earlier),
+            Some(edit(&["grafana"], None))
+        );
+        assert_eq!(
+            edit(&["helm"], Some(true)).to_record(&earlier),
+            Some(edit(&[], Some(true)))
+        );
+        assert_eq!(
+            edit(&["helm"], None).to_record(&[]),
+            Some(edit(&["helm"], None))
+        );
     }
 
     #[test]
