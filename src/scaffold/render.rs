@@ -59,29 +59,26 @@ pub fn render(
             (Output::YamlPatched { .. }, None) => continue,
             _ => {}
         }
-        match (existing, spec.if_exists) {
-            (Some(existing), _) if existing == content => {}
-            (None, _) => tree.write(&spec.dest, content)?,
-            (Some(_), IfExists::Skip) => {}
-            (Some(_), IfExists::Error) => report.conflicts.push(spec.dest.clone()),
-            (Some(_), IfExists::Overwrite) => {
-                report.overwritten.push(spec.dest.clone());
-                tree.write(&spec.dest, content)?;
-            }
-        }
+        place(
+            tree,
+            &mut report,
+            &spec.dest,
+            existing,
+            content,
+            spec.if_exists,
+        )?;
     }
     for derived in &plan.derived {
         let existing = tree.read(&derived.dest)?.map(str::to_string);
-        match (existing, derived.if_exists) {
-            (Some(existing), _) if existing == derived.content => {}
-            (None, _) => tree.write(&derived.dest, derived.content.clone())?,
-            (Some(_), IfExists::Skip) => {}
-            (Some(_), IfExists::Error) => report.conflicts.push(derived.dest.clone()),
-            (Some(_), IfExists::Overwrite) => {
-                report.overwritten.push(derived.dest.clone());
-                tree.write(&derived.dest, derived.content.clone())?;
-            }
-        }
+        let content = derived.content.clone();
+        place(
+            tree,
+            &mut report,
+            &derived.dest,
+            existing,
+            content,
+            derived.if_exists,
+        )?;
     }
     for (from, to) in &plan.moved {
         let Some(content) = tree.read(from)?.map(str::to_string) else {
@@ -139,6 +136,29 @@ pub fn render(
 }
 
 /// One file's content: its template rendered, then formatted or converted as it asks.
+/// Writes `content` to `dest`, which holds `existing`, as `if_exists` says, and reports a
+/// file left in the way or replaced.
+fn place(
+    tree: &mut Tree,
+    report: &mut Report,
+    dest: &str,
+    existing: Option<String>,
+    content: String,
+    if_exists: IfExists,
+) -> anyhow::Result<()> {
+    match (existing, if_exists) {
+        (Some(existing), _) if existing == content => {}
+        (None, _) => tree.write(dest, content)?,
+        (Some(_), IfExists::Skip) => {}
+        (Some(_), IfExists::Error) => report.conflicts.push(dest.to_string()),
+        (Some(_), IfExists::Overwrite) => {
+            report.overwritten.push(dest.to_string());
+            tree.write(dest, content)?;
+        }
+    }
+    Ok(())
+}
+
 fn render_file(
     spec: &FileSpec,
     templates: &Templates,
