@@ -80,12 +80,24 @@ fn finish(
         .cloned()
         .collect();
     if !edited.is_empty() && !how.overwrite_edited {
+        // A command that merges edits is left with those it could not merge.
+        let (why, help) = if how.merge_edited {
+            (
+                "your edits there change the lines the command changes",
+                "pass `--force` to replace them (your changes there are lost), or move them away, run the command again and put your changes back",
+            )
+        } else {
+            (
+                "`--force` keeps your edits",
+                "add `--overwrite-edited` to replace them too (your changes there are lost), or move them away first",
+            )
+        };
         return Err(user_error(
             format!(
-                "{} changed since kube-scaffold wrote them, and `--force` keeps your edits; nothing was written",
+                "{} changed since kube-scaffold wrote them, and {why}; nothing was written",
                 quoted(&edited)
             ),
-            "add `--overwrite-edited` to replace them too (your changes there are lost), or move them away first",
+            help,
         ));
     }
     // A file is recorded as generated when the tool wrote all of it: new, replaced, or

@@ -922,6 +922,12 @@ fn edit_namespaced_merges_an_edited_manager_yaml_and_refuses_a_conflict_unless_f
     let refused = kube_scaffold(&dir, &["edit", "--namespaced"]).code(1);
     let said = stderr_of(&refused);
     assert!(said.contains("`config/manager/manager.yaml`"), "{said}");
+    // edit has no `--overwrite-edited`: its help names its own `--force`.
+    assert!(
+        said.contains("help: pass `--force` to replace them")
+            && !said.contains("--overwrite-edited"),
+        "{said}"
+    );
     assert!(tree(&dir) == before);
     kube_scaffold(&dir, &["edit", "--namespaced", "--force"]).success();
     let text = fs::read_to_string(&path).unwrap();

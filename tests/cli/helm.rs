@@ -337,7 +337,8 @@ fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again(
     let refused = kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).failure();
     let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
     assert!(
-        stderr.contains("dist/chart/values.yaml") && stderr.contains("help:"),
+        stderr.contains("error: `dist/chart/values.yaml` changed since kube-scaffold wrote them, and your edits there change the lines the command changes")
+            && stderr.contains("help: pass `--force` to replace them"),
         "{stderr}"
     );
     assert_eq!(snapshot(&dir), before, "a refused edit wrote something");
