@@ -1,6 +1,7 @@
 //! The helm plugin's chart, installed on the real API server by the real helm (built by
-//! scripts/helm): every object it renders is accepted in a namespace helm makes; an upgrade of
-//! the release with another value changes the manager's Deployment; uninstalling removes the
+//! scripts/helm): every object it renders is accepted in a namespace helm makes, which NOTES.txt
+//! says how to label for the `restricted` Pod Security Standard; an upgrade of the release with
+//! another value changes the manager's Deployment, whose new pod that standard admits; uninstalling removes the
 //! operator but keeps the CRD (`crd.keep`) and the objects of its kind, and without
 //! `crd.keep` deletes the CRD too.
 
@@ -42,7 +43,15 @@ fn the_chart_installs_upgrades_and_uninstalls_keeping_the_crd() {
         NAMESPACE,
         "--create-namespace",
     ];
-    project.run(&helm, &install);
+    let installed = project.run(&helm, &install);
+    // NOTES.txt, rendered: how to enforce the Pod Security Standard config/manager's
+    // Namespace enforces, which a namespace helm makes does not.
+    let label = format!(
+        "kubectl label namespace {NAMESPACE} pod-security.kubernetes.io/enforce=restricted"
+    );
+    assert!(installed.contains(&label), "{installed}");
+    let args: Vec<&str> = label.split(' ').skip(1).collect();
+    project.kubectl(&args);
     project.kubectl(&["wait", "--for=condition=Established", CRD, "--timeout=30s"]);
     let deployment = ["deployment", "charted-controller-manager", "-n", NAMESPACE];
     let image = project.jsonpath(&deployment, "{.spec.template.spec.containers[0].image}");
@@ -89,6 +98,15 @@ fn the_chart_installs_upgrades_and_uninstalls_keeping_the_crd() {
     ];
     project.run(&helm, &upgrade);
     assert_eq!(project.jsonpath(&deployment, "{.spec.replicas}"), "2");
+    // The second replica's pod is admitted under `restricted` (the ReplicaSet controller makes
+    // it; nothing runs it here).
+    let pods = || {
+        let listed = project.kubectl(&["get", "pods", "-n", NAMESPACE, "-o", "name"]);
+        listed.lines().count()
+    };
+    let admitted = crate::control_plane::poll(60, || pods() == 2);
+    let events = project.kubectl(&["get", "events", "-n", NAMESPACE]);
+    assert!(admitted, "{} pods; events:\n{events}", pods());
 
     // Uninstalled: the operator goes; the CRD and the Guestbook stay.
     project.run(&helm, &["uninstall", "charted", "--namespace", NAMESPACE]);
