@@ -71,7 +71,7 @@ pub fn chart(project_name: &str, manifests: &str, source: &str) -> anyhow::Resul
             .with_context(|| format!("cannot write {kind} {name} as YAML"))?;
         let yaml = actions(&yaml);
         let content = match part.switch() {
-            Some(switch) => format!("{{{{- if .Values.{switch} }}}}\n{yaml}{{{{- end }}}}\n"),
+            Some((key, _)) => format!("{{{{- if .Values.{key}.enable }}}}\n{yaml}{{{{- end }}}}\n"),
             None => yaml,
         };
         let stem = match part {
@@ -116,46 +116,46 @@ fn text<'a>(value: &'a Value, path: &[&str]) -> &'a str {
         .unwrap_or_default()
 }
 
+/// Calls `f` on every string value in `value`.
+fn each_string(value: &mut Value, f: &mut impl FnMut(&mut String)) {
+    match value {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| each_string(v, f)),
+        Value::Object(map) => map.values_mut().for_each(|v| each_string(v, f)),
+        _ => {}
+    }
+}
+
 /// Text in the manifests that reads like a template action (`{{` in a CRD's description, say)
 /// is written so that helm renders it as it was: `{{` becomes ``{{`{{`}}``.
 fn escape_actions(value: &mut Value) {
-    match value {
-        Value::String(s) if s.contains("{{") => *s = s.replace("{{", "{{`{{`}}"),
-        Value::Array(items) => items.iter_mut().for_each(escape_actions),
-        Value::Object(map) => map.values_mut().for_each(escape_actions),
-        _ => {}
-    }
+    each_string(value, &mut |s| {
+        if s.contains("{{") {
+            *s = s.replace("{{", "{{`{{`}}");
+        }
+    });
 }
 
 /// Every mention of `namespace` in a string of `value` (a whole value, or a part between dots,
 /// slashes or colons: `<service>.<namespace>.svc`, `<namespace>/<certificate>`) becomes the
 /// release's namespace.
 fn release_namespace(value: &mut Value, namespace: &str) {
-    match value {
-        Value::String(s) => {
-            let replaced: Vec<String> = s
-                .split_inclusive(['.', '/', ':'])
-                .map(|part| {
-                    let (word, sep) = match part.char_indices().last() {
-                        Some((i, c)) if ['.', '/', ':'].contains(&c) => part.split_at(i),
-                        _ => (part, ""),
-                    };
-                    match word == namespace {
-                        true => format!("{{{{ .Release.Namespace }}}}{sep}"),
-                        false => part.to_string(),
-                    }
-                })
-                .collect();
-            *s = replaced.concat();
-        }
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(|v| release_namespace(v, namespace)),
-        Value::Object(map) => map
-            .values_mut()
-            .for_each(|v| release_namespace(v, namespace)),
-        _ => {}
-    }
+    each_string(value, &mut |s| {
+        let replaced: Vec<String> = s
+            .split_inclusive(['.', '/', ':'])
+            .map(|part| {
+                let (word, sep) = match part.char_indices().last() {
+                    Some((i, c)) if ['.', '/', ':'].contains(&c) => part.split_at(i),
+                    _ => (part, ""),
+                };
+                match word == namespace {
+                    true => format!("{{{{ .Release.Namespace }}}}{sep}"),
+                    false => part.to_string(),
+                }
+            })
+            .collect();
+        *s = replaced.concat();
+    });
 }
 
 /// `app.kubernetes.io/managed-by: kustomize`, wherever it labels something, becomes the
@@ -261,15 +261,31 @@ impl Part {
         }
     }
 
-    /// The value that switches this part on.
-    fn switch(self) -> Option<&'static str> {
+    /// The key of the values that switch this part on (`<key>.enable`), and what they say
+    /// of it in `values.yaml`.
+    fn switch(self) -> Option<(&'static str, &'static str)> {
         match self {
-            Part::Crd => Some("crd.enable"),
-            Part::RbacHelpers => Some("rbacHelpers.enable"),
-            Part::Metrics => Some("metrics.enable"),
-            Part::CertManager => Some("certManager.enable"),
-            Part::Prometheus => Some("prometheus.enable"),
-            Part::NetworkPolicy => Some("networkPolicy.enable"),
+            Part::Crd => Some((
+                "crd",
+                "The CRDs; `keep` leaves them (and every object of theirs) when the release is uninstalled.",
+            )),
+            Part::RbacHelpers => Some((
+                "rbacHelpers",
+                "The editor and viewer ClusterRoles of each kind, for the cluster's admins to bind.",
+            )),
+            Part::Metrics => Some(("metrics", "The Service in front of the manager's /metrics.")),
+            Part::CertManager => Some((
+                "certManager",
+                "cert-manager's Issuer and Certificate for the webhooks (cert-manager must be installed).",
+            )),
+            Part::Prometheus => Some((
+                "prometheus",
+                "The ServiceMonitor of the Prometheus Operator.",
+            )),
+            Part::NetworkPolicy => Some((
+                "networkPolicy",
+                "The NetworkPolicy that lets only labelled namespaces scrape /metrics.",
+            )),
             Part::Rbac | Part::Manager | Part::Webhook | Part::Other => None,
         }
     }
@@ -352,44 +368,13 @@ impl Values {
         });
         out.push_str("# The manager's Deployment.\n");
         out.push_str(&serde_saphyr::to_string(&image)?);
-        let switches: [(Part, &str, &str); 6] = [
-            (
-                Part::Crd,
-                "crd",
-                "The CRDs; `keep` leaves them (and every object of theirs) when the release is uninstalled.",
-            ),
-            (
-                Part::RbacHelpers,
-                "rbacHelpers",
-                "The editor and viewer ClusterRoles of each kind, for the cluster's admins to bind.",
-            ),
-            (
-                Part::Metrics,
-                "metrics",
-                "The Service in front of the manager's /metrics.",
-            ),
-            (
-                Part::CertManager,
-                "certManager",
-                "cert-manager's Issuer and Certificate for the webhooks (cert-manager must be installed).",
-            ),
-            (
-                Part::Prometheus,
-                "prometheus",
-                "The ServiceMonitor of the Prometheus Operator.",
-            ),
-            (
-                Part::NetworkPolicy,
-                "networkPolicy",
-                "The NetworkPolicy that lets only labelled namespaces scrape /metrics.",
-            ),
-        ];
-        for (part, key, doc) in switches {
-            if !self.parts.contains(&part) {
+        // In the order `Part` declares them.
+        for part in &self.parts {
+            let Some((key, doc)) = part.switch() else {
                 continue;
-            }
+            };
             out.push_str(&format!("\n# {doc}\n{key}:\n  enable: true\n"));
-            if part == Part::Crd {
+            if *part == Part::Crd {
                 out.push_str("  keep: true\n");
             }
         }

@@ -38,7 +38,7 @@ pub fn run(cwd: &Path, args: GenerateArgs) -> anyhow::Result<()> {
     let recorded = plugins::recorded(&project, &input)?;
     let chart_recorded = recorded
         .files()
-        .any(|(path, _)| path.starts_with("dist/chart/"));
+        .any(|(path, _)| path == plugins::helm::SOURCE);
     let mut tree = plugins::replay_onto(&project, &templates, recorded.clone())?;
     project.cli_version = env!("CARGO_PKG_VERSION").into();
     project.generated = plugins::replay_digests(&tree, &recorded, &project.generated);

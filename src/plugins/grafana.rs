@@ -111,7 +111,6 @@ struct Panel {
     title: String,
     description: String,
     expr: String,
-    legend: String,
     unit: String,
     x: usize,
     y: usize,
@@ -159,7 +158,6 @@ fn panels(config: &str) -> anyhow::Result<Vec<Panel>> {
                 .expr
                 .filter(|e| !e.trim().is_empty())
                 .unwrap_or(generated),
-            legend: "{{pod}}".into(),
             unit: metric.unit.unwrap_or_else(|| "none".into()),
             x: (i % 2) * 12,
             y: (i / 2) * 8,

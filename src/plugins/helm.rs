@@ -23,7 +23,7 @@ pub const MANIFESTS: &str = "dist/install.yaml";
 /// Where the chart goes.
 const CHART: &str = "dist/chart";
 /// The manifests the chart was made from last.
-const SOURCE: &str = "dist/chart/.generated-from.yaml";
+pub const SOURCE: &str = "dist/chart/.generated-from.yaml";
 
 /// The files written once, then the user's.
 #[rustfmt::skip]
@@ -93,13 +93,14 @@ impl Plugin for Helm {
             CHART_YAML.if_exists,
             &serde_json::json!({ "app_version": chart.app_version }),
         )?;
-        // What the chart was made from last, made again: a template of an object no longer
-        // there goes. (Manifests this kube-scaffold cannot read leave every template.)
+        // What the chart was made from last, made again if the manifests changed since: a
+        // template of an object no longer there goes. (Manifests this kube-scaffold cannot
+        // read leave every template.)
         let before: BTreeMap<String, String> = match tree.read(SOURCE)? {
-            Some(old) => chart::chart(name, old, SOURCE)
+            Some(old) if old != manifests => chart::chart(name, old, SOURCE)
                 .map(|chart| chart.files)
                 .unwrap_or_default(),
-            None => BTreeMap::new(),
+            _ => BTreeMap::new(),
         };
         for (path, content) in &chart.files {
             plan.derived(

@@ -61,7 +61,7 @@ pub trait Plugin {
         Ok(())
     }
     /// The files it adds when a project takes it (`init --plugins`, `edit --plugins`): a
-    /// plugin of the whole project (grafana, autoupdate) has them; the default bundle's and
+    /// plugin of the whole project (grafana, autoupdate, helm) has them; the default bundle's and
     /// deploy-image add theirs with each command.
     /// `tree` holds the project as it is (a replay's, in memory, when PROJECT is replayed).
     fn enable(&self, _plan: &mut Plan, _c: &InitContext, _tree: &mut Tree) -> anyhow::Result<()> {
