@@ -2,11 +2,10 @@
 //! directory is byte for byte as it was.
 
 use std::fs;
-use std::path::Path;
 
 use crate::support::{
-    BACKUP_CRD, CERTIFICATE_CONTROLLER, CERTIFICATE_CRD, POSTGRESQL_CRD, copy_of, empty_dir,
-    initialized, kube_scaffold, stderr_of, tree, with_guestbook,
+    BACKUP_CRD, CERTIFICATE_CONTROLLER, CERTIFICATE_CRD, POSTGRESQL_CRD, assert_refused, copy_of,
+    empty_dir, initialized, kube_scaffold, with_guestbook,
 };
 
 /// Where a case runs.
@@ -219,41 +218,12 @@ fn prepare(setup: Setup) -> (tempfile::TempDir, std::path::PathBuf) {
     }
 }
 
-fn check(dir: &Path, args: &[&str], code: i32, message: &str) {
-    let before = tree(dir);
-    let assert = kube_scaffold(dir, args).code(code);
-    let stderr = stderr_of(&assert);
-    assert!(
-        stderr.contains(message),
-        "`{}`: stderr lacks `{message}`:\n{stderr}",
-        args.join(" ")
-    );
-    let has_error_line = stderr.lines().any(|l| l.starts_with("error: "));
-    assert!(
-        has_error_line,
-        "`{}`: no `error:` line:\n{stderr}",
-        args.join(" ")
-    );
-    if code == 1 {
-        assert!(
-            stderr.contains("\nhelp: "),
-            "`{}`: no `help:` line:\n{stderr}",
-            args.join(" ")
-        );
-    }
-    assert!(
-        tree(dir) == before,
-        "`{}` changed the directory",
-        args.join(" ")
-    );
-}
-
 #[test]
 fn bad_input_is_refused_and_changes_nothing() {
     assert!(CASES.len() >= 30, "keep at least 30 cases");
     for case in CASES {
         let (_tmp, dir) = prepare(case.setup);
-        check(&dir, case.args, case.code, case.message);
+        assert_refused(&dir, case.args, case.code, case.message);
     }
 }
 
@@ -264,7 +234,7 @@ fn init_names_the_users_files_it_would_overwrite() {
     fs::create_dir_all(dir.join("src")).unwrap();
     fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
     fs::write(dir.join("notes.txt"), "kept\n").unwrap();
-    check(
+    assert_refused(
         &dir,
         &["init"],
         1,
@@ -288,7 +258,7 @@ fn manifests_the_helm_chart_cannot_be_made_from_are_refused() {
     ];
     for (manifests, message) in cases {
         fs::write(dir.join("dist/install.yaml"), manifests).unwrap();
-        check(&dir, &["edit", "--plugins", "helm/v2-alpha"], 1, message);
+        assert_refused(&dir, &["edit", "--plugins", "helm/v2-alpha"], 1, message);
     }
 }
 
@@ -301,7 +271,7 @@ fn a_broken_project_file_names_line_and_column() {
         text.replace("domain = \"mock.com\"", "domain = mock.com"),
     )
     .unwrap();
-    check(
+    assert_refused(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
@@ -318,7 +288,7 @@ fn a_project_file_missing_a_field_says_which() {
         text.replace("domain = \"mock.com\"\n", ""),
     )
     .unwrap();
-    check(
+    assert_refused(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
@@ -335,7 +305,7 @@ fn an_unknown_project_version_is_refused() {
         text.replace("version = 2", "version = 9"),
     )
     .unwrap();
-    check(
+    assert_refused(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
@@ -346,7 +316,7 @@ fn an_unknown_project_version_is_refused() {
 #[test]
 fn a_project_of_kube_scaffold_0_1_0_is_refused_until_upgraded() {
     let (_tmp, dir) = copy_of("fixtures/v0.1.0/create-api");
-    check(
+    assert_refused(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Book"],
         1,
@@ -366,7 +336,7 @@ fn a_plugin_this_kube_scaffold_lacks_is_refused() {
         ),
     )
     .unwrap();
-    check(
+    assert_refused(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,
@@ -384,7 +354,7 @@ fn a_missing_marker_names_the_file_and_the_line_to_restore() {
         text.replace("    // +kube-scaffold:scaffold:controllers\n", ""),
     )
     .unwrap();
-    check(
+    assert_refused(
         &dir,
         &["create", "api", "--group", "webapp", "--kind", "Guestbook"],
         1,

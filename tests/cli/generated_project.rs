@@ -11,12 +11,12 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::generated_build::{BUILD_ENV, target_dir};
 use crate::support::{
     BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, POSTGRESQL_CRD, empty_dir,
-    kube_scaffold, tool,
+    kube_scaffold, run, run_with, tool,
 };
 
 /// The Kubernetes version manifests are validated against: the oldest the project supports.
@@ -28,41 +28,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs `program args` in `dir`; panics with its output unless it succeeds.
-fn run(dir: &Path, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
-    run_with(dir, program, args, &[])
-}
-
-/// `run`, with `env` set.
-fn run_with(
-    dir: &Path,
-    program: impl AsRef<std::ffi::OsStr>,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Output {
-    let program = program.as_ref();
-    let output = Command::new(program)
-        .args(args)
-        .envs(env.iter().copied())
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .envs(BUILD_ENV)
-        .env("CARGO_TERM_COLOR", "never")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "`{} {}` failed in {}:\n--- stdout\n{}\n--- stderr\n{}",
-        program.to_string_lossy(),
-        args.join(" "),
-        dir.display(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
 }
 
 fn text(output: &Output) -> String {

@@ -9,31 +9,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::{initialized, kube_scaffold, tool};
+use crate::support::{assert_refused, kube_scaffold, run, stderr_of, tool, with_guestbook};
 
 const KEY: &str = "helm.kube-scaffold.io/v2-alpha";
-
-fn run(dir: &Path, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
-    let program = program.as_ref();
-    let output = Command::new(program)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {program:?}: {e}"));
-    assert!(
-        output.status.success(),
-        "`{} {}` failed:\n{}{}",
-        program.to_string_lossy(),
-        args.join(" "),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output
-}
 
 /// `make build-installer IMG=<image>`, with kubectl's kustomize, the manifests as they are.
 fn build_installer(dir: &Path, image: &str) -> String {
@@ -119,28 +100,6 @@ pub fn expected_from(installer: &str) -> BTreeMap<String, Value> {
     objects
 }
 
-/// Every file under `dir`, with its content.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(root, &path, out);
-            } else {
-                let name = path
-                    .strip_prefix(root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned();
-                out.insert(name, fs::read(&path).unwrap());
-            }
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
-    out
-}
-
 fn edit_file(path: &Path, edit: impl FnOnce(String) -> String) {
     let text = fs::read_to_string(path).unwrap();
     let edited = edit(text.clone());
@@ -167,20 +126,16 @@ pub fn assert_renders(dir: &Path, expected: &BTreeMap<String, Value>) {
 
 #[test]
 fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again() {
-    let (_tmp, dir) = initialized();
-    let api = ["create", "api", "--group", "webapp", "--kind", "Guestbook"];
-    kube_scaffold(&dir, &[&api[..], &["--resource", "--controller"]].concat()).success();
+    let (_tmp, dir) = with_guestbook();
 
     // Without the manifests: refused, with the fix, and nothing written.
-    let before = snapshot(&dir);
-    let refused = kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).failure();
-    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    let edit = ["edit", "--plugins", "helm/v2-alpha"];
+    let missing = "error: the helm chart is made from `dist/install.yaml`, which is missing";
+    let stderr = assert_refused(&dir, &edit, 1, missing);
     assert!(
-        stderr.contains("error: the helm chart is made from `dist/install.yaml`, which is missing")
-            && stderr.contains("help: run `make build-installer`"),
+        stderr.contains("help: run `make build-installer`"),
         "{stderr}"
     );
-    assert_eq!(snapshot(&dir), before, "a refused edit wrote something");
 
     // The chart, from the installer.
     let installer = build_installer(&dir, "registry.example.com:5000/guestbook:v0.1.0");
@@ -300,7 +255,7 @@ fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again(
             .exists()
     );
     assert!(editor.exists());
-    let noted = String::from_utf8_lossy(&again.get_output().stderr).into_owned();
+    let noted = stderr_of(&again);
     assert!(
         noted.contains(
             "guestbook-editor-role.yaml is no longer in dist/install.yaml, but you edited it"
@@ -333,15 +288,12 @@ fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again(
         t.replace("tag: v0.2.0", "tag: ours")
     });
     build_installer(&dir, "registry.example.com:5000/guestbook:v0.3.0");
-    let before = snapshot(&dir);
-    let refused = kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).failure();
-    let stderr = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    let conflict = "error: `dist/chart/values.yaml` changed since kube-scaffold wrote them, and your edits there change the lines the command changes";
+    let stderr = assert_refused(&dir, &edit, 1, conflict);
     assert!(
-        stderr.contains("error: `dist/chart/values.yaml` changed since kube-scaffold wrote them, and your edits there change the lines the command changes")
-            && stderr.contains("help: pass `--force` to replace them"),
+        stderr.contains("help: pass `--force` to replace them"),
         "{stderr}"
     );
-    assert_eq!(snapshot(&dir), before, "a refused edit wrote something");
     kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha", "--force"]).success();
     let values = fs::read_to_string(chart_dir.join("values.yaml")).unwrap();
     assert!(
@@ -355,9 +307,7 @@ fn the_chart_renders_what_build_installer_wrote_and_keeps_edits_when_made_again(
 /// still merges them.
 #[test]
 fn an_upgrade_keeps_the_chart_and_its_edits_and_the_next_chart_merges_them() {
-    let (_tmp, dir) = initialized();
-    let api = ["create", "api", "--group", "webapp", "--kind", "Guestbook"];
-    kube_scaffold(&dir, &[&api[..], &["--resource", "--controller"]].concat()).success();
+    let (_tmp, dir) = with_guestbook();
     build_installer(&dir, "registry.example.com/guestbook:v0.1.0");
     kube_scaffold(&dir, &["edit", "--plugins", "helm/v2-alpha"]).success();
     let values = dir.join("dist/chart/values.yaml");

@@ -3,8 +3,11 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
 
 use assert_cmd::Command;
+
+use crate::generated_build::{BUILD_ENV, target_dir};
 
 /// 2026-11-21: license headers in golden trees carry this year, whenever the tests run.
 pub const SOURCE_DATE_EPOCH: &str = "1795219200";
@@ -35,6 +38,74 @@ pub fn tool(name: &str) -> PathBuf {
         })
         .unwrap_or_default();
     on_path.unwrap_or_else(|| panic!("`{name}` is not installed: run `scripts/install-test-tools`"))
+}
+
+/// Runs `program args` in `dir` (a generated project: the shared target directory); panics with its output unless it succeeds.
+pub fn run(dir: &Path, program: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
+    run_with(dir, program, args, &[])
+}
+
+/// `run`, with `env` set.
+pub fn run_with(
+    dir: &Path,
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Output {
+    let program = program.as_ref();
+    let output = std::process::Command::new(program)
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .envs(BUILD_ENV)
+        .env("CARGO_TERM_COLOR", "never")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "`{} {}` failed in {}:\n--- stdout\n{}\n--- stderr\n{}",
+        program.to_string_lossy(),
+        args.join(" "),
+        dir.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// `kube-scaffold ARGS` in `dir` is refused as bad input must be: exit code `code`, `message`
+/// and an `error:` line on stderr (and a `help:` line for a user's error, code 1), and the
+/// directory byte for byte as it was. Returns stderr, for more checks.
+pub fn assert_refused(dir: &Path, args: &[&str], code: i32, message: &str) -> String {
+    let before = tree(dir);
+    let assert = kube_scaffold(dir, args).code(code);
+    let stderr = stderr_of(&assert);
+    assert!(
+        stderr.contains(message),
+        "`{}`: stderr lacks `{message}`:\n{stderr}",
+        args.join(" ")
+    );
+    let has_error_line = stderr.lines().any(|l| l.starts_with("error: "));
+    assert!(
+        has_error_line,
+        "`{}`: no `error:` line:\n{stderr}",
+        args.join(" ")
+    );
+    if code == 1 {
+        assert!(
+            stderr.contains("\nhelp: "),
+            "`{}`: no `help:` line:\n{stderr}",
+            args.join(" ")
+        );
+    }
+    assert!(
+        tree(dir) == before,
+        "`{}` changed the directory",
+        args.join(" ")
+    );
+    stderr
 }
 
 /// A temporary directory holding an empty directory named `name` (the default project name).
