@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, ObjectMeta, PostParams};
-use tokio::time::{Instant, sleep, timeout_at};
+use tokio::time::{Instant, sleep, timeout, timeout_at};
 use tracing::{debug, info, warn};
 
 use crate::health::Health;
@@ -119,17 +119,26 @@ impl Elector {
     }
 
     /// Waits until this process holds the lease, trying every retry period. Each answer of
-    /// the API server keeps `health` ready as a standby.
+    /// the API server keeps `health` ready as a standby. Each attempt is bounded by the renew
+    /// deadline, as client-go's client is: a request that never returns (a connection lost
+    /// without a reset) would otherwise keep a standby from ever taking over.
     pub async fn acquire(&mut self, health: &Health) {
         info!(lease = %self.name, identity = %self.identity, "waiting to lead");
         loop {
-            match self.try_acquire_or_renew().await {
-                Ok(true) => {
+            let attempt = timeout(self.timing.renew_deadline, self.try_acquire_or_renew());
+            match attempt.await {
+                Ok(Ok(true)) => {
                     info!(identity = %self.identity, "became the leader");
                     return;
                 }
-                Ok(false) => health.contacted(),
-                Err(err) => warn!(error = %err, "cannot read or take the leader lease; retrying"),
+                Ok(Ok(false)) => health.contacted(),
+                Ok(Err(err)) => {
+                    warn!(error = %err, "cannot read or take the leader lease; retrying")
+                }
+                Err(_) => warn!(
+                    deadline = ?self.timing.renew_deadline,
+                    "no answer about the leader lease within the renew deadline; retrying"
+                ),
             }
             sleep(self.timing.retry_period).await;
         }
@@ -310,8 +319,11 @@ mod tests {
     /// What the stand-in API server was asked: method, body, and when (on the paused clock).
     type Log = Arc<Mutex<Vec<(Method, Value, Instant)>>>;
 
+    /// What `answer` returns for a request the stand-in never answers (a lost connection).
+    const NO_ANSWER: StatusCode = StatusCode::GATEWAY_TIMEOUT;
+
     /// An elector whose client talks to a stand-in API server that answers each request
-    /// with `answer(method, body)`.
+    /// with `answer(method, body)`, or never, for `NO_ANSWER`.
     fn elector(
         answer: impl Fn(&Method, &Value) -> (StatusCode, Value) + Send + 'static,
     ) -> (Elector, Log) {
@@ -319,12 +331,17 @@ mod tests {
         let log: Log = Arc::default();
         let seen = log.clone();
         tokio::spawn(async move {
+            let mut unanswered = Vec::new();
             while let Some((request, send)) = handle.next_request().await {
                 let method = request.method().clone();
                 let bytes = request.into_body().collect_bytes().await.expect("a body");
                 let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
                 let (status, reply) = answer(&method, &body);
                 seen.lock().unwrap().push((method, body, Instant::now()));
+                if status == NO_ANSWER {
+                    unanswered.push(send);
+                    continue;
+                }
                 let reply = serde_json::to_vec(&reply).expect("JSON");
                 send.send_response(
                     Response::builder()
@@ -416,6 +433,30 @@ mod tests {
             waited >= Duration::from_secs(15) && waited < Duration::from_secs(18),
             "took over after {waited:?}"
         );
+    }
+
+    /// Found on the real node: a standby's request that never returned kept it from taking
+    /// over the lease its leader had released.
+    #[tokio::test(start_paused = true)]
+    async fn a_standby_whose_request_never_returns_tries_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let asked = AtomicUsize::new(0);
+        let (mut elector, log) =
+            elector(
+                move |method, body| match (asked.fetch_add(1, Ordering::SeqCst), method) {
+                    (0, _) => (NO_ANSWER, Value::Null),
+                    (_, &Method::GET) => (StatusCode::OK, lease("")),
+                    _ => (StatusCode::OK, body.clone()),
+                },
+            );
+        let started = Instant::now();
+        let health = Health::default();
+        let acquired = timeout(Duration::from_secs(60), elector.acquire(&health));
+        assert!(acquired.await.is_ok(), "still waiting on the first request");
+        let after = started.elapsed();
+        assert!(after >= Duration::from_secs(10), "gave up after {after:?}");
+        let writes = writes(&log);
+        assert_eq!(writes[0].1["spec"]["holderIdentity"], ME);
     }
 
     #[tokio::test(start_paused = true)]

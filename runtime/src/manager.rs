@@ -423,8 +423,11 @@ impl Manager {
         };
         #[cfg(not(feature = "leader-election"))]
         let outcome = controllers.await;
+        // Not leading from here on, before a standby can take the lease: at no moment of a
+        // rollout do two pods report that they lead.
         #[cfg(feature = "leader-election")]
         if let Some(elector) = &mut elector {
+            ctx.metrics.set_leading(&lease, false);
             elector.release().await;
         }
         #[cfg(feature = "webhooks")]

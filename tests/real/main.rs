@@ -4,6 +4,9 @@
 //! only. One control plane serves every test of this binary; the tests take turns
 //! (`project::turn`), since they share it, a project, and the manager's ports.
 
+// Shared with tests/node, which uses the node's parts.
+#[allow(dead_code)]
+#[path = "../shared/control_plane.rs"]
 mod control_plane;
 mod conversion;
 mod every_kind;
@@ -12,7 +15,11 @@ mod generated_build;
 mod helm;
 mod leader;
 mod namespaced;
+#[path = "../shared/project.rs"]
 mod project;
 mod readme;
 mod self_signed;
 mod webhooks;
+
+/// The control plane on loopback: no node runs pods.
+const TOPOLOGY: control_plane::Topology = control_plane::Topology::Loopback;

@@ -12,9 +12,10 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! End-to-end test against a real cluster where the manager runs: `make test-e2e` creates a
-//! kind cluster, builds and loads the image, deploys it, and runs this test in the kubeconfig
-//! context `E2E_KUBE_CONTEXT` (your current context is left alone). It waits until the webhooks
+//! End-to-end test against a real cluster where the manager runs: `make test-e2e` builds the
+//! image, brings it to the cluster (a kind cluster of its own, or any cluster you name with
+//! `E2E_CONTEXT`), deploys it, and runs this test in the kubeconfig context `E2E_KUBE_CONTEXT`
+//! (your current context is left alone). It waits until the webhooks
 //! (if any) have cert-manager's CA, checks that each validating webhook refuses its example
 //! object, applies every sample in `config/samples`, waits until each is `Available`, reads it
 //! back in every other version of its kind (through the conversion webhook, if the kind has

@@ -3,9 +3,11 @@
 //! on free loopback ports, with certificates and tokens made here, from the binaries
 //! `scripts/control-plane` builds (or those `KUBEBUILDER_ASSETS` points at: envtest's layout).
 //!
-//! One control plane serves the whole test binary (`shared`). Each process runs under a
+//! One control plane serves the whole test binary (`shared`), on the binary's `TOPOLOGY`:
+//! loopback alone, or beside a node that runs pods (`scripts/node`). Each process runs under a
 //! `sh` that holds the read end of a pipe whose write end only this process has: when the
-//! test binary ends, however it ends, the pipe closes and the control plane stops with it.
+//! test binary ends, however it ends, the pipe closes and the control plane stops with it; the
+//! node cleans up after itself the same way.
 
 use std::fs;
 use std::io::Write as _;
@@ -22,6 +24,22 @@ const ADMIN_TOKEN: &str = "admin-token-for-tests";
 /// The token of a user with no rights but discovery.
 const NOBODY_TOKEN: &str = "nobody-token-for-tests";
 
+/// Where the control plane runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Topology {
+    /// On loopback, with no node: nothing runs pods.
+    Loopback,
+    /// On the node's bridge address, beside a node that runs pods (`scripts/node`): the
+    /// API server calls webhooks by their Services' endpoints, pods reach it at its
+    /// ClusterIP, and every controller of kube-controller-manager runs.
+    Node,
+}
+
+/// The node's address, on the bridge `scripts/node prepare` makes.
+pub const NODE_IP: &str = "10.88.0.1";
+/// The `kubernetes` Service's ClusterIP, in `--service-cluster-ip-range`.
+const API_CLUSTER_IP: &str = "10.96.0.1";
+
 pub struct ControlPlane {
     dir: PathBuf,
     /// The directory of kube-apiserver, etcd, kube-controller-manager and kubectl.
@@ -33,12 +51,13 @@ pub struct ControlPlane {
     /// A kubeconfig of a user with no rights.
     pub nobody: PathBuf,
     processes: Vec<Supervised>,
+    node: Option<Node>,
 }
 
 /// The control plane of this test binary, started by the first test that asks.
 pub fn shared() -> &'static ControlPlane {
     static SHARED: OnceLock<ControlPlane> = OnceLock::new();
-    SHARED.get_or_init(ControlPlane::start)
+    SHARED.get_or_init(|| ControlPlane::start(crate::TOPOLOGY))
 }
 
 /// The directory of the control plane's binaries: `KUBEBUILDER_ASSETS`, else what
@@ -62,8 +81,15 @@ pub fn assets() -> PathBuf {
 }
 
 impl ControlPlane {
-    fn start() -> Self {
+    fn start(topology: Topology) -> Self {
         let assets = assets();
+        if topology == Topology::Node {
+            script(&["node", "prepare"]);
+        }
+        let address = match topology {
+            Topology::Loopback => "127.0.0.1",
+            Topology::Node => NODE_IP,
+        };
         for binary in [
             "etcd",
             "kube-apiserver",
@@ -85,7 +111,16 @@ impl ControlPlane {
         let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
 
         // The API server's serving certificate, signed by a CA of its own.
-        let serving = Serving::for_names(&["127.0.0.1", "localhost"]);
+        let serving = match topology {
+            Topology::Loopback => Serving::for_names(&["127.0.0.1", "localhost"]),
+            Topology::Node => Serving::for_names(&[
+                NODE_IP,
+                API_CLUSTER_IP,
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+            ]),
+        };
         fs::write(path("ca.crt"), &serving.ca).unwrap();
         fs::write(path("apiserver.crt"), &serving.cert).unwrap();
         fs::write(path("apiserver.key"), &serving.key).unwrap();
@@ -110,7 +145,7 @@ impl ControlPlane {
         let etcd_port = free_port();
         let etcd_peer_port = free_port();
         let api_port = free_port();
-        let server = format!("https://127.0.0.1:{api_port}");
+        let server = format!("https://{address}:{api_port}");
         let etcd_url = format!("http://127.0.0.1:{etcd_port}");
         let mut processes = Vec::new();
         // The last to stop (the first started) removes the directory; the test binary may
@@ -130,27 +165,39 @@ impl ControlPlane {
             &dir.join("etcd.log"),
             Some(&dir),
         ));
+        let node_flags: &[&str] = match topology {
+            Topology::Loopback => &[],
+            // Webhooks and aggregated APIs by their Services' endpoints: no cluster DNS here.
+            Topology::Node => &[
+                "--enable-aggregator-routing=true",
+                "--kubelet-preferred-address-types=InternalIP",
+            ],
+        };
         processes.push(Supervised::start(
             &assets.join("kube-apiserver"),
             &[
-                &format!("--etcd-servers={etcd_url}"),
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                &format!("--secure-port={api_port}"),
-                &format!("--tls-cert-file={}", path("apiserver.crt")),
-                &format!("--tls-private-key-file={}", path("apiserver.key")),
-                &format!("--token-auth-file={}", path("tokens.csv")),
-                "--authorization-mode=RBAC",
-                &format!("--service-account-issuer={server}"),
-                &format!("--service-account-key-file={}", path("service-account.pub")),
-                &format!(
-                    "--service-account-signing-key-file={}",
-                    path("service-account.key")
-                ),
-                "--service-cluster-ip-range=10.96.0.0/24",
-                "--allow-privileged=true",
-                "--v=0",
-            ],
+                &[
+                    &format!("--etcd-servers={etcd_url}") as &str,
+                    &format!("--bind-address={address}"),
+                    &format!("--advertise-address={address}"),
+                    &format!("--secure-port={api_port}"),
+                    &format!("--tls-cert-file={}", path("apiserver.crt")),
+                    &format!("--tls-private-key-file={}", path("apiserver.key")),
+                    &format!("--token-auth-file={}", path("tokens.csv")),
+                    "--authorization-mode=RBAC",
+                    &format!("--service-account-issuer={server}"),
+                    &format!("--service-account-key-file={}", path("service-account.pub")),
+                    &format!(
+                        "--service-account-signing-key-file={}",
+                        path("service-account.key")
+                    ),
+                    "--service-cluster-ip-range=10.96.0.0/24",
+                    "--allow-privileged=true",
+                    "--v=0",
+                ][..],
+                node_flags,
+            ]
+            .concat(),
             &dir.join("kube-apiserver.log"),
         ));
         let admin = dir.join("admin.kubeconfig");
@@ -163,6 +210,7 @@ impl ControlPlane {
         )
         .unwrap();
         let mut plane = ControlPlane {
+            node: None,
             assets,
             server,
             admin,
@@ -172,20 +220,35 @@ impl ControlPlane {
         };
         plane.wait_ready("/readyz");
         let admin = plane.admin.to_str().unwrap().to_string();
+        let controllers = match topology {
+            Topology::Loopback => {
+                "--controllers=garbage-collector-controller,namespace-controller,\
+                 deployment-controller,replicaset-controller,serviceaccount-controller"
+                    .to_string()
+            }
+            // All of them, and the CA pods find in `kube-root-ca.crt` (their token's volume
+            // waits for it).
+            Topology::Node => format!(
+                "--controllers=*\n--root-ca-file={}",
+                plane.dir.join("ca.crt").display()
+            ),
+        };
         plane.processes.push(Supervised::start(
             &plane.assets.join("kube-controller-manager"),
             &[
-                &format!("--kubeconfig={admin}"),
-                &format!("--authentication-kubeconfig={admin}"),
-                &format!("--authorization-kubeconfig={admin}"),
-                "--leader-elect=false",
-                "--bind-address=127.0.0.1",
-                &format!("--secure-port={}", free_port()),
-                "--controllers=garbage-collector-controller,namespace-controller,\
-                 deployment-controller,replicaset-controller,serviceaccount-controller",
-                "--concurrent-gc-syncs=5",
-                "--v=0",
-            ],
+                &[
+                    &format!("--kubeconfig={admin}") as &str,
+                    &format!("--authentication-kubeconfig={admin}"),
+                    &format!("--authorization-kubeconfig={admin}"),
+                    "--leader-elect=false",
+                    "--bind-address=127.0.0.1",
+                    &format!("--secure-port={}", free_port()),
+                    "--concurrent-gc-syncs=5",
+                    "--v=0",
+                ][..],
+                &controllers.split('\n').collect::<Vec<_>>(),
+            ]
+            .concat(),
             &plane.dir.join("kube-controller-manager.log"),
         ));
         // The controller manager is up once it has made the default namespace's
@@ -196,6 +259,15 @@ impl ControlPlane {
                 .status
                 .success()
         });
+        if topology == Topology::Node {
+            plane.node = Some(Node::start(&plane));
+            plane.wait_until("the node is Ready", || {
+                plane
+                    .kubectl(&["wait", "--for=condition=Ready", "node/node", "--timeout=1s"])
+                    .status
+                    .success()
+            });
+        }
         plane
     }
 
@@ -214,19 +286,32 @@ impl ControlPlane {
                 if let Some(dead) = self.processes.iter().find(|p| p.exited()) {
                     panic!("{what}: {} exited\n{}", dead.log.display(), self.logs());
                 }
+                if self.node.as_ref().is_some_and(Node::exited) {
+                    panic!("{what}: the node exited\n{}", self.logs());
+                }
                 false
             }
         });
         assert!(held, "{what}: not within 90 s\n{}", self.logs());
     }
 
-    /// The last lines of each process's log.
+    /// The last lines of each process's log, the node's too.
     pub fn logs(&self) -> String {
+        let node = self.node.iter().flat_map(Node::logs);
         self.processes
             .iter()
             .map(|p| p.tail(40))
+            .chain(node)
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// The log of the node's `component` (kubelet, containerd, ...), empty without a node.
+    pub fn node_log(&self, component: &str) -> String {
+        let node = self.node.as_ref();
+        let log = node.map(|n| n.dir.join(format!("{component}.log")));
+        log.and_then(|l| fs::read_to_string(l).ok())
+            .unwrap_or_default()
     }
 
     /// `kubectl ARGS` as the administrator.
@@ -336,6 +421,93 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Runs `scripts/NAME ARGS`; panics with its output unless it succeeds.
+fn script(args: &[&str]) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(args[0]);
+    let output = Command::new(&path)
+        .args(&args[1..])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", path.display()));
+    assert!(
+        output.status.success(),
+        "`scripts/{}` failed:\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The node, `scripts/node run`: it stops and cleans up (pods, mounts, iptables, the
+/// bridge, sysctls) when its standard input, a pipe only this process writes, closes.
+struct Node {
+    /// The directory of its components' logs, removed by its cleanup.
+    dir: PathBuf,
+    log: PathBuf,
+    _stdin: ChildStdin,
+    child: Child,
+}
+
+impl Node {
+    /// Starts the node against `plane` and waits until its registry serves the pause image.
+    fn start(plane: &ControlPlane) -> Self {
+        use std::io::BufRead as _;
+        let dir = plane.dir.join("node");
+        let log = plane.dir.join("node.log");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/node");
+        let mut child = Command::new(&script)
+            .arg("run")
+            .arg(&dir)
+            .arg(&plane.admin)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", script.display()));
+        let stdin = child.stdin.take().unwrap();
+        let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = lines.any(|line| line.is_ok_and(|l| l == "ready"));
+        let node = Node {
+            dir,
+            log,
+            _stdin: stdin,
+            child,
+        };
+        assert!(ready, "the node did not start\n{}", node.logs().join("\n"));
+        node
+    }
+
+    fn exited(&self) -> bool {
+        !Command::new("kill")
+            .args(["-0", &self.child.id().to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// The last lines of the script's log and of each component's.
+    fn logs(&self) -> Vec<String> {
+        let components = [
+            "kubelet",
+            "kube-proxy",
+            "kube-scheduler",
+            "containerd",
+            "registry",
+        ];
+        std::iter::once(self.log.clone())
+            .chain(components.map(|c| self.dir.join(format!("{c}.log"))))
+            .map(|log| {
+                let text = fs::read_to_string(&log).unwrap_or_default();
+                let all: Vec<&str> = text.lines().collect();
+                let tail = all[all.len().saturating_sub(30)..].join("\n");
+                format!("--- {}\n{tail}", log.display())
+            })
+            .collect()
+    }
 }
 
 /// A process that stops when this one does: it runs under `sh`, which kills it when its

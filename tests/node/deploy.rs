@@ -1,0 +1,249 @@
+//! The seeds' workflow on the node, through the generated Makefile: `make deploy` of the image
+//! `make docker-build` made; the manager's two pods Running as 65532 in a namespace that
+//! enforces the restricted Pod Security Standard; one leads (`kubectl logs -c manager`); the
+//! sample Available with its Event; defaults applied, an invalid object refused and a v1
+//! object stored as v2, each by the API server calling the webhooks through their Service;
+//! deploy-image's Deployment Available with its operand running; `make undeploy` leaving
+//! nothing of the project.
+
+use crate::control_plane::poll;
+use crate::project::{Project, turn};
+use crate::ship::{DEPLOYMENT, NAMESPACE, ship};
+
+const GROUP: &str = "webapp.node.example";
+
+#[test]
+fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
+    let _turn = turn();
+    let ship = ship();
+    let project = &ship.project;
+    ship.make(&["deploy"]);
+    rollout(project);
+
+    let enforce = "{.metadata.labels.pod-security\\.kubernetes\\.io/enforce}";
+    assert_eq!(
+        project.jsonpath(&["namespace", NAMESPACE], enforce),
+        "restricted"
+    );
+    let pods = pods(project);
+    assert_eq!(pods.len(), 2, "the webhook patch's two replicas: {pods:?}");
+    let uids = manager_uids();
+    assert_eq!(
+        uids,
+        ["65532", "65532"],
+        "the managers' processes on the node"
+    );
+
+    // One of them leads, and says so in its log.
+    let leader = leader(project);
+    let log = project.kubectl(&["logs", "-n", NAMESPACE, &leader, "-c", "manager"]);
+    assert!(log.contains("became the leader"), "{leader}'s log:\n{log}");
+
+    // The sample, reconciled by the leader in its pod.
+    let sample = format!("guestbooks.v1.{GROUP}/guestbook-sample");
+    project.kubectl(&[
+        "apply",
+        "-n",
+        "default",
+        "-f",
+        "config/samples/webapp_v1_guestbook.yaml",
+    ]);
+    project.wait(
+        "the sample Available",
+        60,
+        || project.kubectl(&["get", "-n", "default", &sample, "-o", "yaml"]),
+        || available(project, &sample),
+    );
+    let reasons = project.jsonpath(
+        &[
+            "events",
+            "-n",
+            "default",
+            "--field-selector",
+            "involvedObject.name=guestbook-sample",
+        ],
+        "{.items[*].reason}",
+    );
+    assert!(
+        reasons.contains("Available"),
+        "the sample's events: {reasons}"
+    );
+
+    // The webhooks, called by the API server through their Service.
+    let defaulted = object("defaulted", None);
+    assert!(project.apply(&defaulted).status.success());
+    let foo = project.jsonpath(
+        &["-n", "default", &format!("guestbooks.v1.{GROUP}/defaulted")],
+        "{.spec.foo}",
+    );
+    assert_eq!(foo, "default", "the defaulting webhook's default");
+    let refused = project.apply(&object("refused", Some("")));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("spec.foo must not be empty"),
+        "{stderr}"
+    );
+    // Stored as v2, read in v2: the conversion webhook both ways.
+    let v2 = project.jsonpath(
+        &[
+            "-n",
+            "default",
+            &format!("guestbooks.v2.{GROUP}/guestbook-sample"),
+        ],
+        "{.apiVersion}",
+    );
+    assert_eq!(v2, format!("{GROUP}/v2"));
+    project.kubectl(&[
+        "delete",
+        "-n",
+        "default",
+        &sample,
+        &format!("guestbooks.v1.{GROUP}/defaulted"),
+        "--timeout=60s",
+    ]);
+
+    // deploy-image: the Memcached's Deployment Available on the node, its pod running as the
+    // user asked for, and the kind's status saying so.
+    let memcached = "memcacheds.v1alpha1.cache.node.example/memcached-sample";
+    project.kubectl(&[
+        "apply",
+        "-n",
+        "default",
+        "-f",
+        "config/samples/cache_v1alpha1_memcached.yaml",
+    ]);
+    project.wait(
+        "the Memcached Available",
+        120,
+        || {
+            project.kubectl(&[
+                "get",
+                "-n",
+                "default",
+                memcached,
+                "deployments",
+                "pods",
+                "-o",
+                "yaml",
+            ])
+        },
+        || available(project, memcached),
+    );
+    let replicas = project.jsonpath(
+        &["deployments", "-n", "default"],
+        "{.items[*].status.availableReplicas}",
+    );
+    assert_eq!(replicas, "1", "the Memcached's Deployment");
+    let user = project.jsonpath(
+        &["pods", "-n", "default"],
+        "{.items[*].spec.containers[0].securityContext.runAsUser}",
+    );
+    assert_eq!(user, "1001");
+    assert!(
+        process_uids("pause").contains(&"1001".to_string()),
+        "the operand's process runs as 1001"
+    );
+    project.kubectl(&["delete", "-n", "default", memcached, "--timeout=60s"]);
+
+    ship.make(&["undeploy"]);
+    let left = project.kubectl(&["get", "namespace", "-o", "name"]);
+    assert!(
+        !left.contains(NAMESPACE),
+        "undeploy left the namespace: {left}"
+    );
+    for kind in [
+        "crd",
+        "clusterrole",
+        "clusterrolebinding",
+        "mutatingwebhookconfiguration",
+        "validatingwebhookconfiguration",
+    ] {
+        let names = project.kubectl(&["get", kind, "-o", "name"]);
+        let ours: Vec<&str> = names
+            .lines()
+            .filter(|n| n.contains("ship-") || n.contains(GROUP))
+            .collect();
+        assert!(ours.is_empty(), "undeploy left {ours:?}");
+    }
+    assert!(
+        poll(60, || manager_uids().is_empty()),
+        "the managers' processes outlived undeploy"
+    );
+}
+
+/// Waits until the manager's Deployment has rolled out.
+pub fn rollout(project: &Project) {
+    project.kubectl(&[
+        "rollout",
+        "status",
+        "-n",
+        NAMESPACE,
+        DEPLOYMENT,
+        "--timeout=300s",
+    ]);
+}
+
+/// The manager's pods that are not terminating, by name.
+pub fn pods(project: &Project) -> Vec<String> {
+    let names = project.jsonpath(
+        &["pods", "-n", NAMESPACE, "-l", "control-plane=controller-manager"],
+        "{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name} {end}|{range .items[*]}{.metadata.name} {end}",
+    );
+    let (terminating, all) = names.split_once('|').unwrap();
+    let terminating: Vec<&str> = terminating.split_whitespace().collect();
+    all.split_whitespace()
+        .filter(|n| !terminating.contains(n))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The pod that holds the leader Lease (its holder is `<pod>_<random>`).
+pub fn leader(project: &Project) -> String {
+    let holder = project.jsonpath(
+        &["lease", "-n", NAMESPACE, "ship-leader-election"],
+        "{.spec.holderIdentity}",
+    );
+    let pod = holder.split('_').next().unwrap_or_default();
+    assert!(!pod.is_empty(), "nobody holds the lease");
+    pod.to_string()
+}
+
+/// The user IDs of the node's processes named `manager` (the image's entrypoint).
+pub fn manager_uids() -> Vec<String> {
+    process_uids("manager")
+}
+
+/// The user IDs of this machine's processes named `name`.
+fn process_uids(name: &str) -> Vec<String> {
+    let output = std::process::Command::new("ps")
+        .args(["-eo", "uid=,comm="])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .collect::<Vec<_>>()
+                .split_first()
+                .map(|(u, c)| (u.to_string(), c.join(" ")))
+        })
+        .filter(|(_, comm)| comm == name)
+        .map(|(uid, _)| uid)
+        .collect()
+}
+
+fn available(project: &Project, object: &str) -> bool {
+    let path = "{.status.conditions[?(@.type==\"Available\")].status}";
+    project.jsonpath(&["-n", "default", object], path) == "True"
+}
+
+/// A v1 Guestbook in `default`, with `spec.foo` if given.
+fn object(name: &str, value: Option<&str>) -> String {
+    let spec = match value {
+        Some(value) => format!("{{foo: \"{value}\"}}"),
+        None => "{}".to_string(),
+    };
+    format!(
+        "apiVersion: {GROUP}/v1\nkind: Guestbook\nmetadata: {{name: {name}, namespace: default}}\nspec: {spec}\n"
+    )
+}

@@ -1,0 +1,191 @@
+//! The manager's two replicas on the node: /metrics as Prometheus scrapes it, pod by pod and
+//! through the metrics Service (200 with a token of the `metrics-reader` role, 401 without);
+//! the leader counts reconciles; when the leader's pod is deleted the other leads, and at no
+//! moment do two pods report `leader_election_master_status 1`.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::deploy::{self, pods, rollout};
+use crate::project::{Project, turn};
+use crate::ship::{NAMESPACE, ship};
+
+const GAUGE: &str = "leader_election_master_status{name=\"ship-leader-election\"}";
+
+#[test]
+fn metrics_are_served_to_readers_and_one_pod_leads_through_a_failover() {
+    let _turn = turn();
+    let ship = ship();
+    let project = &ship.project;
+    ship.make(&["deploy"]);
+    rollout(project);
+    let token = reader_token(project);
+
+    // Through the Service, and from each pod behind it.
+    let service = project.jsonpath(
+        &[
+            "service",
+            "-n",
+            NAMESPACE,
+            "ship-controller-manager-metrics-service",
+        ],
+        "{.spec.clusterIP}",
+    );
+    let (status, _) = scrape(&service, None);
+    assert_eq!(status, 401, "the Service's /metrics without a token");
+    let (status, text) = scrape(&service, Some(&token));
+    assert_eq!(
+        status, 200,
+        "the Service's /metrics with a reader's token:\n{text}"
+    );
+    let leader = deploy::leader(project);
+    let ips = pod_ips(project);
+    assert_eq!(ips.len(), 2, "{ips:?}");
+    for (pod, ip) in &ips {
+        assert_eq!(scrape(ip, None).0, 401, "{pod}'s /metrics without a token");
+        let (status, text) = scrape(ip, Some(&token));
+        assert_eq!(status, 200, "{pod}'s /metrics:\n{text}");
+        let leading = gauge(&text, GAUGE);
+        assert_eq!(
+            leading,
+            Some(u64::from(*pod == leader)),
+            "{pod} (leader {leader}):\n{text}"
+        );
+    }
+
+    // The leader reconciles a sample and counts it; the standby does not.
+    let sample = "guestbooks.v1.webapp.node.example/guestbook-sample";
+    project.kubectl(&[
+        "apply",
+        "-n",
+        "default",
+        "-f",
+        "config/samples/webapp_v1_guestbook.yaml",
+    ]);
+    let success = "controller_runtime_reconcile_total{controller=\"guestbook\",result=\"success\"}";
+    let (leader_ip, standby_ip) = split(&ips, &leader);
+    project.wait("the leader counts a reconcile", 60, String::new, || {
+        gauge(&scrape(&leader_ip, Some(&token)).1, success).is_some_and(|n| n > 0)
+    });
+    let standby = scrape(&standby_ip, Some(&token)).1;
+    assert!(
+        gauge(&standby, success).is_none_or(|n| n == 0),
+        "the standby reconciled:\n{standby}"
+    );
+
+    // The leader's pod deleted: the standby leads, and never both at once. Each round reads
+    // the standby, then the old leader, whose gauge only goes from 1 to 0: both at 1 means
+    // both led at the second read.
+    let deleting = Command::new(project.plane.kubectl_binary())
+        .arg("--kubeconfig")
+        .arg(&project.plane.admin)
+        .args(["delete", "pod", "-n", NAMESPACE, &leader, "--wait=false"])
+        .output()
+        .unwrap();
+    assert!(deleting.status.success());
+    let deleted = Instant::now();
+    let mut took_over = None;
+    while deleted.elapsed() < Duration::from_secs(60) {
+        let new = gauge(&scrape(&standby_ip, Some(&token)).1, GAUGE);
+        let old = gauge(&scrape(&leader_ip, Some(&token)).1, GAUGE);
+        assert!(
+            !(new == Some(1) && old == Some(1)),
+            "two pods report that they lead"
+        );
+        if new == Some(1) && took_over.is_none() {
+            took_over = Some(deleted.elapsed());
+        }
+        // Until the old pod is gone (it drains its webhooks first).
+        if took_over.is_some() && old.is_none() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let standby = &ips.iter().find(|(pod, _)| *pod != leader).unwrap().0;
+    assert!(
+        took_over.is_some(),
+        "the standby never led; the lease: {}\n{standby}'s log:\n{}\nthe pods: {}\nkubelet on {leader}:\n{}",
+        project.kubectl(&["get", "lease", "-n", NAMESPACE, "-o", "yaml"]),
+        project.kubectl(&["logs", "-n", NAMESPACE, standby, "-c", "manager"]),
+        project.kubectl(&["get", "pods", "-n", NAMESPACE, "-o", "wide"]),
+        project
+            .plane
+            .node_log("kubelet")
+            .lines()
+            .filter(|l| l.contains(leader.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_ne!(
+        deploy::leader(project),
+        leader,
+        "the lease stayed with the deleted pod"
+    );
+
+    project.kubectl(&["delete", "-n", "default", sample, "--timeout=60s"]);
+    ship.make(&["undeploy"]);
+}
+
+/// A token of a ServiceAccount bound to the project's `metrics-reader` ClusterRole, as
+/// Prometheus has.
+fn reader_token(project: &Project) -> String {
+    let _ = project.kubectl_output(&["create", "serviceaccount", "prometheus", "-n", "default"]);
+    let _ = project.kubectl_output(&[
+        "create",
+        "clusterrolebinding",
+        "prometheus-ship-metrics",
+        "--clusterrole=ship-metrics-reader",
+        "--serviceaccount=default:prometheus",
+    ]);
+    project
+        .kubectl(&["create", "token", "prometheus", "-n", "default"])
+        .trim()
+        .to_string()
+}
+
+/// The manager's pods and their IPs.
+fn pod_ips(project: &Project) -> Vec<(String, String)> {
+    let names = pods(project);
+    names
+        .into_iter()
+        .map(|pod| {
+            let ip = project.jsonpath(&["pod", "-n", NAMESPACE, &pod], "{.status.podIP}");
+            (pod, ip)
+        })
+        .collect()
+}
+
+/// The leader's and the other pod's IPs.
+fn split(ips: &[(String, String)], leader: &str) -> (String, String) {
+    let find = |lead: bool| {
+        ips.iter()
+            .find(|(p, _)| (p == leader) == lead)
+            .unwrap()
+            .1
+            .clone()
+    };
+    (find(true), find(false))
+}
+
+/// `GET https://<ip>:8443/metrics`, with `token` if given: the status (0 if nothing
+/// answered) and the body.
+fn scrape(ip: &str, token: Option<&str>) -> (u16, String) {
+    let mut curl = Command::new("curl");
+    curl.args(["-sk", "--max-time", "2", "-w", "\n%{http_code}"]);
+    if let Some(token) = token {
+        curl.args(["-H", &format!("Authorization: Bearer {token}")]);
+    }
+    let output = curl
+        .arg(format!("https://{ip}:8443/metrics"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (body, status) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (status.trim().parse().unwrap_or(0), body.to_string())
+}
+
+/// The value of the series `series` in a /metrics text, if it is there.
+fn gauge(text: &str, series: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+}

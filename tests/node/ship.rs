@@ -1,0 +1,99 @@
+//! The project every scenario shares, `ship`: Guestbook in v1 (with its controller) and v2
+//! (stored), v1's defaulting and validating webhooks and the conversion, with the manager's
+//! own certificates (`--self-signed`: no cert-manager here), and deploy-image's Memcached. Its image is built once with
+//! `make docker-build`, on the stand-in base images (`scripts/test-images`), and pushed to the
+//! node's registry with `make docker-push`.
+
+use std::sync::OnceLock;
+
+use crate::project::Project;
+
+pub const NAMESPACE: &str = "ship-system";
+pub const DEPLOYMENT: &str = "deployment/ship-controller-manager";
+/// The node's pause image, which `scripts/test-images` pushes to the node's registry.
+pub const PAUSE: &str = "localhost:5000/pause:3.10";
+
+pub struct Ship {
+    pub project: Project,
+    /// The image `make deploy` deploys, in the node's registry.
+    pub image: String,
+    /// `RUST_IMAGE=... BASE_IMAGE=...`: the stand-ins' names, as make arguments.
+    pub base_images: Vec<String>,
+}
+
+/// The project, scaffolded, its image built and pushed, by the first scenario that asks.
+pub fn ship() -> &'static Ship {
+    static SHIP: OnceLock<Ship> = OnceLock::new();
+    SHIP.get_or_init(|| {
+        let project = Project::init("ship", &["--domain", "node.example"]);
+        project.scaffold_converted_guestbook(&["--self-signed"]);
+        // deploy-image's Memcached, its operand the node's pause image (no registry outside
+        // serves memcached's).
+        project.scaffold(&[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            PAUSE,
+            "--image-container-command",
+            "/pause",
+            "--image-container-port",
+            "11211",
+            "--run-as-user",
+            "1001",
+            "--plugins",
+            "deploy-image/v1-alpha",
+        ]);
+        // Cargo.lock, which the image's build is locked to, and the CRDs.
+        project.run("make", &["manifests"]);
+        let base_images = base_images();
+        let image = "localhost:5000/ship:v1".to_string();
+        let img = format!("IMG={image}");
+        let build = [&["docker-build", &img][..], &refs(&base_images)].concat();
+        project.run("make", &build);
+        project.run("make", &["docker-push", &img]);
+        Ship {
+            project,
+            image,
+            base_images,
+        }
+    })
+}
+
+impl Ship {
+    /// `make ARGS IMG=<image> RUST_IMAGE=... BASE_IMAGE=...` in the project.
+    pub fn make(&self, args: &[&str]) -> String {
+        let img = format!("IMG={}", self.image);
+        let args = [args, &[img.as_str()][..], &refs(&self.base_images)].concat();
+        self.project.run("make", &args)
+    }
+}
+
+/// The stand-in base images, as `scripts/test-images` names them on its last line.
+fn base_images() -> Vec<String> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/test-images");
+    let output = std::process::Command::new(script).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{script} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let last = stdout.lines().last().unwrap_or_default();
+    let names: Vec<String> = last.split(' ').map(str::to_string).collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("RUST_IMAGE="))
+            && names.iter().any(|n| n.starts_with("BASE_IMAGE=")),
+        "{script} named no base images: {stdout}"
+    );
+    names
+}
+
+pub fn refs(strings: &[String]) -> Vec<&str> {
+    strings.iter().map(String::as_str).collect()
+}
