@@ -3,8 +3,8 @@
 //! enforces the restricted Pod Security Standard; one leads (`kubectl logs -c manager`); the
 //! sample Available with its Event; defaults applied, an invalid object refused and a v1
 //! object stored as v2, each by the API server calling the webhooks through their Service;
-//! deploy-image's Deployment Available with its operand running; `make undeploy` leaving
-//! nothing of the project.
+//! deploy-image's Deployment Available with its operand running; a controller's own Pod
+//! Running and collected with its owner; `make undeploy` leaving nothing of the project.
 
 use crate::control_plane::poll;
 use crate::project::{Project, turn};
@@ -144,6 +144,29 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
         "the operand's process runs as 1001"
     );
     project.kubectl(&["delete", "-n", "default", memcached, "--timeout=60s"]);
+
+    // An operator that makes pods: the CustomPod's Pod Running, then collected with it.
+    let custom = "custompods.v1.ship.node.example/custompod-sample";
+    let sample = "config/samples/ship_v1_custompod.yaml";
+    project.kubectl(&["apply", "-n", "default", "-f", sample]);
+    project.wait(
+        "the CustomPod Available",
+        120,
+        || project.kubectl(&["get", "-n", "default", custom, "pods", "-o", "yaml"]),
+        || available(project, custom),
+    );
+    let phase = project.jsonpath(
+        &["-n", "default", "pod/custompod-sample"],
+        "{.status.phase}",
+    );
+    assert_eq!(phase, "Running");
+    project.kubectl(&["delete", "-n", "default", custom, "--timeout=60s"]);
+    let gone = || {
+        project
+            .jsonpath(&["pods", "-n", "default"], "{.items[*].metadata.name}")
+            .is_empty()
+    };
+    assert!(poll(60, gone), "the CustomPod's Pod outlived it");
 
     ship.make(&["undeploy"]);
     let left = project.kubectl(&["get", "namespace", "-o", "name"]);

@@ -12,6 +12,8 @@ mod deploy;
 mod e2e;
 #[path = "../shared/generated_build.rs"]
 mod generated_build;
+mod helm;
+mod image;
 mod leader;
 #[allow(dead_code)]
 #[path = "../shared/project.rs"]

@@ -1,6 +1,7 @@
 //! The project every scenario shares, `ship`: Guestbook in v1 (with its controller) and v2
 //! (stored), v1's defaulting and validating webhooks and the conversion, with the manager's
-//! own certificates (`--self-signed`: no cert-manager here), and deploy-image's Memcached. Its image is built once with
+//! own certificates (`--self-signed`: no cert-manager here), deploy-image's Memcached, and
+//! CustomPod, whose controller makes a Pod (`--owns core/v1/Pod`, filled in as its user would). Its image is built once with
 //! `make docker-build`, on the stand-in base images (`scripts/test-images`), and pushed to the
 //! node's registry with `make docker-push`.
 
@@ -49,6 +50,33 @@ pub fn ship() -> &'static Ship {
             "--plugins",
             "deploy-image/v1-alpha",
         ]);
+        // An operator that makes pods: CustomPod owns a Pod, which its user fills in (the
+        // pause image, restricted), ready once Running.
+        project.scaffold(&[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "CustomPod",
+            "--resource",
+            "--controller",
+            "--owns",
+            "core/v1/Pod",
+        ]);
+        let controller = project.dir.join("src/controller/custom_pod.rs");
+        let source = std::fs::read_to_string(&controller).unwrap();
+        let start = source
+            .find("impl Child<Object> for Pod {")
+            .expect("the Pod's child");
+        let end = source
+            .find("/// The permissions this controller needs")
+            .unwrap();
+        let edit = include_str!("edits/custom_pod_child.rs");
+        let edited = format!("{}{edit}\n{}", &source[..start], &source[end..]);
+        std::fs::write(&controller, edited).unwrap();
         // Cargo.lock, which the image's build is locked to, and the CRDs.
         project.run("make", &["manifests"]);
         let base_images = base_images();
@@ -66,11 +94,22 @@ pub fn ship() -> &'static Ship {
 }
 
 impl Ship {
-    /// `make ARGS IMG=<image> RUST_IMAGE=... BASE_IMAGE=...` in the project.
+    /// `make ARGS IMG=<image> RUST_IMAGE=... BASE_IMAGE=...` in the project; its output.
     pub fn make(&self, args: &[&str]) -> String {
         let img = format!("IMG={}", self.image);
         let args = [args, &[img.as_str()][..], &refs(&self.base_images)].concat();
         self.project.run("make", &args)
+    }
+
+    /// `make` as `make` does, with its standard error after its output.
+    pub fn make_all_output(&self, args: &[&str]) -> String {
+        let img = format!("IMG={}", self.image);
+        let args = [args, &[img.as_str()][..], &refs(&self.base_images)].concat();
+        let output = self.project.output("make", &args);
+        let text = [output.stdout, output.stderr].concat();
+        let text = String::from_utf8_lossy(&text).into_owned();
+        assert!(output.status.success(), "make {}:\n{text}", args.join(" "));
+        text
     }
 }
 

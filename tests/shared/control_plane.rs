@@ -306,14 +306,6 @@ impl ControlPlane {
             .join("\n")
     }
 
-    /// The log of the node's `component` (kubelet, containerd, ...), empty without a node.
-    pub fn node_log(&self, component: &str) -> String {
-        let node = self.node.as_ref();
-        let log = node.map(|n| n.dir.join(format!("{component}.log")));
-        log.and_then(|l| fs::read_to_string(l).ok())
-            .unwrap_or_default()
-    }
-
     /// `kubectl ARGS` as the administrator.
     pub fn kubectl(&self, args: &[&str]) -> std::process::Output {
         let output = self.kubectl_as(&self.admin).args(args).output();
@@ -482,11 +474,7 @@ impl Node {
     }
 
     fn exited(&self) -> bool {
-        !Command::new("kill")
-            .args(["-0", &self.child.id().to_string()])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        exited(&self.child)
     }
 
     /// The last lines of the script's log and of each component's.
@@ -500,12 +488,7 @@ impl Node {
         ];
         std::iter::once(self.log.clone())
             .chain(components.map(|c| self.dir.join(format!("{c}.log"))))
-            .map(|log| {
-                let text = fs::read_to_string(&log).unwrap_or_default();
-                let all: Vec<&str> = text.lines().collect();
-                let tail = all[all.len().saturating_sub(30)..].join("\n");
-                format!("--- {}\n{tail}", log.display())
-            })
+            .map(|log| tail(&log, 30))
             .collect()
     }
 }
@@ -553,23 +536,30 @@ impl Supervised {
 
     /// Whether the process has ended (its `sh` ends with it).
     fn exited(&self) -> bool {
-        // `try_wait` needs `&mut`; a zero-signal `kill` asks without reaping.
-        !Command::new("kill")
-            .args(["-0", &self.child.id().to_string()])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        exited(&self.child)
     }
 
     fn tail(&self, lines: usize) -> String {
-        let text = fs::read_to_string(&self.log).unwrap_or_default();
-        let all: Vec<&str> = text.lines().collect();
-        format!(
-            "--- {}\n{}",
-            self.log.display(),
-            all[all.len().saturating_sub(lines)..].join("\n")
-        )
+        tail(&self.log, lines)
     }
+}
+
+/// Whether `child` has ended: `try_wait` needs `&mut`; a zero-signal `kill` asks without
+/// reaping.
+fn exited(child: &Child) -> bool {
+    !Command::new("kill")
+        .args(["-0", &child.id().to_string()])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The last `lines` lines of the file `log`, under its name.
+fn tail(log: &Path, lines: usize) -> String {
+    let text = fs::read_to_string(log).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    let last = all[all.len().saturating_sub(lines)..].join("\n");
+    format!("--- {}\n{last}", log.display())
 }
 
 impl Drop for Supervised {
