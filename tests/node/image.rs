@@ -12,7 +12,10 @@ fn a_controller_edit_rebuilds_the_image_compiling_only_the_projects_crate() {
     let ship = ship();
     let controller = ship.project.dir.join("src/controller/guestbook.rs");
     let source = fs::read_to_string(&controller).unwrap();
-    fs::write(&controller, format!("{source}\n// An edit.\n")).unwrap();
+    // An edit no earlier run made: the image's cache cannot have its layer.
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let edit = format!("{source}\n// An edit at {} ns.\n", now.unwrap().as_nanos());
+    fs::write(&controller, edit).unwrap();
     let output = ship.make_all_output(&["docker-build"]);
     let compiled: Vec<&str> = output
         .lines()
