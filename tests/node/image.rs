@@ -16,7 +16,7 @@ fn a_controller_edit_rebuilds_the_image_compiling_only_the_projects_crate() {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let edit = format!("{source}\n// An edit at {} ns.\n", now.unwrap().as_nanos());
     fs::write(&controller, edit).unwrap();
-    let output = ship.make_all_output(&["docker-build"]);
+    let output = plain(&ship.make_all_output(&["docker-build"]));
     let compiled: Vec<&str> = output
         .lines()
         .filter(|l| l.contains("Compiling "))
@@ -26,4 +26,20 @@ fn a_controller_edit_rebuilds_the_image_compiling_only_the_projects_crate() {
         "compiled after a controller edit: {compiled:?}\n{output}"
     );
     fs::write(&controller, source).unwrap();
+}
+
+/// `text` without its terminal colours (`ESC [ ... m`): cargo colours its output in the build
+/// when docker gives it a terminal.
+fn plain(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                chars.by_ref().find(|&c| c == 'm');
+            }
+            c => plain.push(c),
+        }
+    }
+    plain
 }
