@@ -8,7 +8,7 @@
 
 use crate::control_plane::poll;
 use crate::project::{Project, turn};
-use crate::ship::{DEPLOYMENT, NAMESPACE, ship};
+use crate::ship::{NAMESPACE, ship};
 
 const GROUP: &str = "webapp.node.example";
 
@@ -17,8 +17,7 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
     let _turn = turn();
     let ship = ship();
     let project = &ship.project;
-    ship.make(&["deploy"]);
-    rollout(project);
+    ship.deploy();
 
     let enforce = "{.metadata.labels.pod-security\\.kubernetes\\.io/enforce}";
     assert_eq!(
@@ -52,7 +51,7 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
         "the sample Available",
         60,
         || project.kubectl(&["get", "-n", "default", &sample, "-o", "yaml"]),
-        || available(project, &sample),
+        || project.condition(&sample, "Available") == "True",
     );
     let reasons = project.jsonpath(
         &[
@@ -127,7 +126,7 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
                 "yaml",
             ])
         },
-        || available(project, memcached),
+        || project.condition(memcached, "Available") == "True",
     );
     let replicas = project.jsonpath(
         &["deployments", "-n", "default"],
@@ -153,7 +152,7 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
         "the CustomPod Available",
         120,
         || project.kubectl(&["get", "-n", "default", custom, "pods", "-o", "yaml"]),
-        || available(project, custom),
+        || project.condition(custom, "Available") == "True",
     );
     let phase = project.jsonpath(
         &["-n", "default", "pod/custompod-sample"],
@@ -192,18 +191,6 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
         poll(60, || manager_uids().is_empty()),
         "the managers' processes outlived undeploy"
     );
-}
-
-/// Waits until the manager's Deployment has rolled out.
-pub fn rollout(project: &Project) {
-    project.kubectl(&[
-        "rollout",
-        "status",
-        "-n",
-        NAMESPACE,
-        DEPLOYMENT,
-        "--timeout=300s",
-    ]);
 }
 
 /// The manager's pods that are not terminating, by name.
@@ -253,11 +240,6 @@ fn process_uids(name: &str) -> Vec<String> {
         .filter(|(_, comm)| comm == name)
         .map(|(uid, _)| uid)
         .collect()
-}
-
-fn available(project: &Project, object: &str) -> bool {
-    let path = "{.status.conditions[?(@.type==\"Available\")].status}";
-    project.jsonpath(&["-n", "default", object], path) == "True"
 }
 
 /// A v1 Guestbook in `default`, with `spec.foo` if given.

@@ -3,11 +3,9 @@
 //! NOTES.txt says; the manager's two pods Running there, the sample Available through them and
 //! their webhooks; `helm uninstall` removes them.
 
-use std::path::PathBuf;
-
 use crate::control_plane::poll;
 use crate::deploy::manager_uids;
-use crate::project::turn;
+use crate::project::{helm, turn};
 use crate::ship::ship;
 
 const NAMESPACE: &str = "ship-helm";
@@ -19,8 +17,8 @@ fn the_helm_chart_runs_the_manager_in_a_restricted_namespace() {
     let project = &ship.project;
     ship.make(&["build-installer"]);
     project.scaffold(&["edit", "--plugins", "helm/v2-alpha"]);
-    let helm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/helm");
-    let helm = helm.to_str().unwrap();
+    let helm = helm();
+    let helm = helm.as_str();
     let install = [
         "install",
         "ship",
@@ -62,12 +60,11 @@ fn the_helm_chart_runs_the_manager_in_a_restricted_namespace() {
         "-f",
         "config/samples/webapp_v1_guestbook.yaml",
     ]);
-    let path = "{.status.conditions[?(@.type==\"Available\")].status}";
     project.wait(
         "the sample Available",
         60,
         || project.kubectl(&["logs", "-n", NAMESPACE, deployment, "-c", "manager"]),
-        || project.jsonpath(&["-n", "default", sample], path) == "True",
+        || project.condition(sample, "Available") == "True",
     );
     project.kubectl(&["delete", "-n", "default", sample, "--timeout=60s"]);
 

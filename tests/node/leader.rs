@@ -7,7 +7,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::deploy::{self, pods, rollout};
+use crate::deploy::{self, pods};
 use crate::project::{Project, turn};
 use crate::ship::{NAMESPACE, ship};
 
@@ -18,8 +18,7 @@ fn metrics_are_served_to_readers_and_one_pod_leads_through_a_failover() {
     let _turn = turn();
     let ship = ship();
     let project = &ship.project;
-    ship.make(&["deploy"]);
-    rollout(project);
+    ship.deploy();
     let token = reader_token(project);
 
     // Through the Service, and from each pod behind it.

@@ -16,10 +16,9 @@ pub const PAUSE: &str = "localhost:5000/pause:3.10";
 
 pub struct Ship {
     pub project: Project,
-    /// The image `make deploy` deploys, in the node's registry.
-    pub image: String,
-    /// `RUST_IMAGE=... BASE_IMAGE=...`: the stand-ins' names, as make arguments.
-    pub base_images: Vec<String>,
+    /// What every `make` here is given: `IMG=`, the image `make deploy` deploys (in the
+    /// node's registry), and `RUST_IMAGE=`, `BASE_IMAGE=`, the stand-ins' names.
+    images: Vec<String>,
 }
 
 /// The project, scaffolded, its image built and pushed, by the first scenario that asks.
@@ -79,37 +78,52 @@ pub fn ship() -> &'static Ship {
         std::fs::write(&controller, edited).unwrap();
         // Cargo.lock, which the image's build is locked to, and the CRDs.
         project.run("make", &["manifests"]);
-        let base_images = base_images();
-        let image = "localhost:5000/ship:v1".to_string();
-        let img = format!("IMG={image}");
-        let build = [&["docker-build", &img][..], &refs(&base_images)].concat();
-        project.run("make", &build);
-        project.run("make", &["docker-push", &img]);
-        Ship {
-            project,
-            image,
-            base_images,
-        }
+        let images = [
+            vec!["IMG=localhost:5000/ship:v1".to_string()],
+            base_images(),
+        ]
+        .concat();
+        let ship = Ship { project, images };
+        ship.make(&["docker-build"]);
+        ship.make(&["docker-push"]);
+        ship
     })
 }
 
 impl Ship {
     /// `make ARGS IMG=<image> RUST_IMAGE=... BASE_IMAGE=...` in the project; its output.
     pub fn make(&self, args: &[&str]) -> String {
-        let img = format!("IMG={}", self.image);
-        let args = [args, &[img.as_str()][..], &refs(&self.base_images)].concat();
-        self.project.run("make", &args)
+        self.project.run("make", &self.make_args(args))
     }
 
     /// `make` as `make` does, with its standard error after its output.
     pub fn make_all_output(&self, args: &[&str]) -> String {
-        let img = format!("IMG={}", self.image);
-        let args = [args, &[img.as_str()][..], &refs(&self.base_images)].concat();
+        let args = self.make_args(args);
         let output = self.project.output("make", &args);
         let text = [output.stdout, output.stderr].concat();
         let text = String::from_utf8_lossy(&text).into_owned();
         assert!(output.status.success(), "make {}:\n{text}", args.join(" "));
         text
+    }
+
+    /// `make deploy`, then waits until the manager's Deployment has rolled out.
+    pub fn deploy(&self) {
+        self.make(&["deploy"]);
+        let rollout = [
+            "rollout",
+            "status",
+            "-n",
+            NAMESPACE,
+            DEPLOYMENT,
+            "--timeout=300s",
+        ];
+        self.project.kubectl(&rollout);
+    }
+
+    /// `args`, then the images.
+    fn make_args<'a>(&'a self, args: &[&'a str]) -> Vec<&'a str> {
+        let images = self.images.iter().map(String::as_str);
+        args.iter().copied().chain(images).collect()
     }
 }
 
@@ -131,8 +145,4 @@ fn base_images() -> Vec<String> {
         "{script} named no base images: {stdout}"
     );
     names
-}
-
-pub fn refs(strings: &[String]) -> Vec<&str> {
-    strings.iter().map(String::as_str).collect()
 }

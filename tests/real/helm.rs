@@ -5,22 +5,10 @@
 //! operator but keeps the CRD (`crd.keep`) and the objects of its kind, and without
 //! `crd.keep` deletes the CRD too.
 
-use std::path::PathBuf;
-
-use crate::project::{Project, turn};
+use crate::project::{Project, helm, turn};
 
 const NAMESPACE: &str = "charted-system";
 const CRD: &str = "crd/guestbooks.webapp.charted.example";
-
-/// helm, from `.tools/bin` (scripts/install-test-tools links it there).
-fn helm() -> String {
-    let helm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/helm");
-    assert!(
-        helm.exists(),
-        "no helm in .tools/bin: run scripts/install-test-tools"
-    );
-    helm.to_string_lossy().into_owned()
-}
 
 #[test]
 fn the_chart_installs_upgrades_and_uninstalls_keeping_the_crd() {

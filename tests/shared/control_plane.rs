@@ -36,7 +36,7 @@ pub enum Topology {
 }
 
 /// The node's address, on the bridge `scripts/node prepare` makes.
-pub const NODE_IP: &str = "10.88.0.1";
+const NODE_IP: &str = "10.88.0.1";
 /// The `kubernetes` Service's ClusterIP, in `--service-cluster-ip-range`.
 const API_CLUSTER_IP: &str = "10.96.0.1";
 
@@ -44,7 +44,7 @@ pub struct ControlPlane {
     dir: PathBuf,
     /// The directory of kube-apiserver, etcd, kube-controller-manager and kubectl.
     pub assets: PathBuf,
-    /// The API server's address, `https://127.0.0.1:<port>`.
+    /// The API server's address, `https://<127.0.0.1 or the node's address>:<port>`.
     pub server: String,
     /// A kubeconfig of the cluster's administrator.
     pub admin: PathBuf,
@@ -221,34 +221,36 @@ impl ControlPlane {
         plane.wait_ready("/readyz");
         let admin = plane.admin.to_str().unwrap().to_string();
         let controllers = match topology {
-            Topology::Loopback => {
+            Topology::Loopback => vec![
                 "--controllers=garbage-collector-controller,namespace-controller,\
                  deployment-controller,replicaset-controller,serviceaccount-controller"
-                    .to_string()
-            }
+                    .to_string(),
+            ],
             // All of them, and the CA pods find in `kube-root-ca.crt` (their token's volume
             // waits for it).
-            Topology::Node => format!(
-                "--controllers=*\n--root-ca-file={}",
-                plane.dir.join("ca.crt").display()
-            ),
+            Topology::Node => vec![
+                "--controllers=*".to_string(),
+                format!("--root-ca-file={}", plane.dir.join("ca.crt").display()),
+            ],
         };
+        let flags = [
+            format!("--kubeconfig={admin}"),
+            format!("--authentication-kubeconfig={admin}"),
+            format!("--authorization-kubeconfig={admin}"),
+            "--leader-elect=false".into(),
+            "--bind-address=127.0.0.1".into(),
+            format!("--secure-port={}", free_port()),
+            "--concurrent-gc-syncs=5".into(),
+            "--v=0".into(),
+        ];
+        let flags: Vec<&str> = flags
+            .iter()
+            .chain(&controllers)
+            .map(String::as_str)
+            .collect();
         plane.processes.push(Supervised::start(
             &plane.assets.join("kube-controller-manager"),
-            &[
-                &[
-                    &format!("--kubeconfig={admin}") as &str,
-                    &format!("--authentication-kubeconfig={admin}"),
-                    &format!("--authorization-kubeconfig={admin}"),
-                    "--leader-elect=false",
-                    "--bind-address=127.0.0.1",
-                    &format!("--secure-port={}", free_port()),
-                    "--concurrent-gc-syncs=5",
-                    "--v=0",
-                ][..],
-                &controllers.split('\n').collect::<Vec<_>>(),
-            ]
-            .concat(),
+            &flags,
             &plane.dir.join("kube-controller-manager.log"),
         ));
         // The controller manager is up once it has made the default namespace's

@@ -378,6 +378,16 @@ impl Drop for Running {
     }
 }
 
+/// helm, from `.tools/bin` (scripts/install-test-tools links it there).
+pub fn helm() -> String {
+    let helm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".tools/bin/helm");
+    assert!(
+        helm.exists(),
+        "no helm in .tools/bin: run scripts/install-test-tools"
+    );
+    helm.to_string_lossy().into_owned()
+}
+
 /// `bytes` in base64 (coreutils' `base64`), as Kubernetes writes bytes in JSON.
 pub fn base64(bytes: impl AsRef<[u8]>) -> String {
     let file = tempfile::NamedTempFile::new().unwrap();
