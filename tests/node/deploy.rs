@@ -3,8 +3,9 @@
 //! enforces the restricted Pod Security Standard; one leads (`kubectl logs -c manager`); the
 //! sample Available with its Event; defaults applied, an invalid object refused and a v1
 //! object stored as v2, each by the API server calling the webhooks through their Service;
-//! deploy-image's Deployment Available with its operand running; a controller's own Pod
-//! Running and collected with its owner; `make undeploy` leaving nothing of the project.
+//! deploy-image's Deployment Available with its operand running; a controller's own Pods
+//! Running, scaled 3 to 1, and collected with their owner; `make undeploy` leaving nothing of
+//! the project.
 
 use crate::control_plane::poll;
 use crate::project::{Project, turn};
@@ -144,21 +145,50 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
     );
     project.kubectl(&["delete", "-n", "default", memcached, "--timeout=60s"]);
 
-    // An operator that makes pods: the CustomPod's Pod Running, then collected with it.
+    // An operator that makes pods: the CustomPod's Pods Running, scaled 3 to 1, then
+    // collected with it.
     let custom = "custompods.v1.ship.node.example/custompod-sample";
     let sample = "config/samples/ship_v1_custompod.yaml";
     project.kubectl(&["apply", "-n", "default", "-f", sample]);
-    project.wait(
-        "the CustomPod Available",
-        120,
-        || project.kubectl(&["get", "-n", "default", custom, "pods", "-o", "yaml"]),
-        || project.condition(custom, "Available") == "True",
+    for (replicas, running) in [(3, "Running Running Running"), (1, "Running")] {
+        let scale = format!("{{\"spec\":{{\"replicas\":{replicas}}}}}");
+        let patch = [
+            "patch",
+            "-n",
+            "default",
+            custom,
+            "--type=merge",
+            "-p",
+            &scale,
+        ];
+        project.kubectl(&patch);
+        let phases = || {
+            let selector = "--selector=app.kubernetes.io/instance=custompod-sample";
+            let pods = ["pods", "-n", "default", selector];
+            project.jsonpath(&pods, "{.items[*].status.phase}")
+        };
+        let observed = || {
+            let generations = "{.metadata.generation} {.status.observedGeneration}";
+            let generations = project.jsonpath(&["-n", "default", custom], generations);
+            let generations: Vec<&str> = generations.split(' ').collect();
+            matches!(generations[..], [generation, observed] if generation == observed)
+        };
+        project.wait(
+            &format!("the CustomPod's {replicas} Pods Running, and it Available"),
+            120,
+            || project.kubectl(&["get", "-n", "default", custom, "pods", "-o", "yaml"]),
+            || {
+                phases() == running
+                    && observed()
+                    && project.condition(custom, "Available") == "True"
+            },
+        );
+    }
+    let names = project.jsonpath(&["pods", "-n", "default"], "{.items[*].metadata.name}");
+    assert_eq!(
+        names, "custompod-sample-0",
+        "the Pods left after scaling to 1"
     );
-    let phase = project.jsonpath(
-        &["-n", "default", "pod/custompod-sample"],
-        "{.status.phase}",
-    );
-    assert_eq!(phase, "Running");
     project.kubectl(&["delete", "-n", "default", custom, "--timeout=60s"]);
     let gone = || {
         project

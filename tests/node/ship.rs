@@ -1,9 +1,9 @@
 //! The project every scenario shares, `ship`: Guestbook in v1 (with its controller) and v2
 //! (stored), v1's defaulting and validating webhooks and the conversion, with the manager's
 //! own certificates (`--self-signed`: no cert-manager here), deploy-image's Memcached, and
-//! CustomPod, whose controller makes a Pod (`--owns core/v1/Pod`, filled in as its user would). Its image is built once with
-//! `make docker-build`, on the stand-in base images (`scripts/test-images`), and pushed to the
-//! node's registry with `make docker-push`.
+//! CustomPod, whose controller makes `spec.replicas` Pods (`--owns core/v1/Pod`, filled in as
+//! its user would). Its image is built once with `make docker-build`, on the stand-in base
+//! images (`scripts/test-images`), and pushed to the node's registry with `make docker-push`.
 
 use std::sync::OnceLock;
 
@@ -49,8 +49,8 @@ pub fn ship() -> &'static Ship {
             "--plugins",
             "deploy-image/v1-alpha",
         ]);
-        // An operator that makes pods: CustomPod owns a Pod, which its user fills in (the
-        // pause image, restricted), ready once Running.
+        // An operator that makes pods: CustomPod owns Pods, which its user fills in (the
+        // pause image, restricted), `spec.replicas` of them, ready once Running.
         project.scaffold(&[
             "create",
             "api",
@@ -65,17 +65,7 @@ pub fn ship() -> &'static Ship {
             "--owns",
             "core/v1/Pod",
         ]);
-        let controller = project.dir.join("src/controller/custom_pod.rs");
-        let source = std::fs::read_to_string(&controller).unwrap();
-        let start = source
-            .find("impl Child<Object> for Pod {")
-            .expect("the Pod's child");
-        let end = source
-            .find("/// The permissions this controller needs")
-            .unwrap();
-        let edit = include_str!("edits/custom_pod_child.rs");
-        let edited = format!("{}{edit}\n{}", &source[..start], &source[end..]);
-        std::fs::write(&controller, edited).unwrap();
+        scale_custom_pods(&project);
         // Cargo.lock, which the image's build is locked to, and the CRDs.
         project.run("make", &["manifests"]);
         let images = [
@@ -125,6 +115,79 @@ impl Ship {
         let images = self.images.iter().map(String::as_str);
         args.iter().copied().chain(images).collect()
     }
+}
+
+/// CustomPod's user edits: `spec.replicas`, and a controller that runs that many Pods, the
+/// `Child` it was generated with filled in, and deletes the rest. Its unit tests of the one
+/// generated child go; the `deploy` scenario scales it on the node.
+fn scale_custom_pods(project: &Project) {
+    let api = project.dir.join("src/api/ship/v1/custom_pod.rs");
+    edit(
+        &api,
+        "    pub foo: Option<String>,\n",
+        "    pub foo: Option<String>,\n    \
+         /// How many pods to run; 1 unless set.\n    \
+         #[serde(default, skip_serializing_if = \"Option::is_none\")]\n    \
+         pub replicas: Option<i32>,\n",
+    );
+    let controller = project.dir.join("src/controller/custom_pod.rs");
+    edit(
+        &controller,
+        "children::{self, Applied, Child, Owned}",
+        "children::{self, Child, Owned}",
+    );
+    let generated_apply = "    let mut foreign = Vec::new();
+    let mut waiting = Vec::new();
+    for owned in OWNED {
+        match (owned.apply)(obj, ctx, FIELD_MANAGER).await? {
+            Applied::Ready => {}
+            Applied::NotReady(why) => waiting.push(why),
+            Applied::Foreign(why) => foreign.push(why),
+        }
+    }
+";
+    let scaled = "    // `scale` applies the pods; `OWNED` only watches them.
+    let foreign: Vec<String> = Vec::new();
+    let waiting = scale(obj, ctx).await?;
+";
+    edit(&controller, generated_apply, scaled);
+    let source = std::fs::read_to_string(&controller).unwrap();
+    let start = source
+        .find("/// The `Pod` a `CustomPod` owns")
+        .expect("the Pod's child");
+    let end = source
+        .find("/// The permissions this controller needs")
+        .unwrap();
+    let child = [
+        include_str!("edits/custom_pod_scale.rs"),
+        include_str!("edits/custom_pod_child.rs"),
+    ]
+    .concat();
+    let source = format!("{}{child}\n{}", &source[..start], &source[end..]);
+    let tests = source
+        .find("    /// Where the child `K` of the test object lives.")
+        .unwrap();
+    let source =
+        format!("{}\n}}\n", source[..tests].trim_end()).replace("    use http::Method;\n", "");
+    std::fs::write(&controller, source).unwrap();
+    edit(
+        &controller,
+        "    .chain(OWNED.iter().flat_map(|owned| (owned.rules)()))\n",
+        "    .chain(OWNED.iter().flat_map(|owned| (owned.rules)()))\n    \
+         .chain([rule(\"\", \"pods\", &[\"delete\"])])\n",
+    );
+}
+
+/// Replaces the one `from` in the file at `path` with `to`.
+fn edit(path: &std::path::Path, from: &str, to: &str) {
+    let source = std::fs::read_to_string(path).unwrap();
+    assert_eq!(
+        source.matches(from).count(),
+        1,
+        "{}: {from}",
+        path.display()
+    );
+    std::fs::write(path, source.replace(from, to)).unwrap();
 }
 
 /// The stand-in base images, as `scripts/test-images` names them on its last line.

@@ -1,3 +1,4 @@
+/// The `Pod` a `CustomPod` runs: the pause image, restricted; `scale` names each.
 impl Child<Object> for Pod {
     fn build(owner: &Object) -> Self {
         use k8s_openapi::api::core::v1::{
