@@ -48,12 +48,11 @@ impl Layout {
         [Layout::V2, Layout::V3].into_iter().find(|l| l.id() == id)
     }
 
-    /// Its template directories under `scaffolds/`, newest first: a layout renders its own
-    /// version of a template, or else the one of the layout before it, unchanged.
-    pub fn dirs(self) -> &'static [&'static str] {
+    /// Its template directory under `scaffolds/`: every template it renders, whole.
+    pub fn dir(self) -> &'static str {
         match self {
-            Layout::V2 => &["v2"],
-            Layout::V3 => &["v3", "v2"],
+            Layout::V2 => "v2",
+            Layout::V3 => "v3",
         }
     }
 }

@@ -2,10 +2,9 @@
 //! an undefined variable is an error, never an empty string.
 //!
 //! A template is named by its path under a layout's directory, plugin first
-//! (`base/init/src/main.rs.tera`, `kustomize/api/config/crd/crd.json.tera`), and
-//! found in the newest of the layout's directories that has it: `scaffolds/v3/` holds only
-//! what layout v3 changed from `scaffolds/v2/`, which stays as 0.2 shipped it. A name under
-//! `v1/` is 0.1's, as it is.
+//! (`base/init/src/main.rs.tera`, `kustomize/api/config/crd/crd.json.tera`), and found in
+//! that layout's directory, `scaffolds/v2/` or `scaffolds/v3/`, which holds every template
+//! the layout renders, whole. A name under `v1/` is 0.1's, as it is.
 
 use std::sync::Mutex;
 
@@ -94,16 +93,12 @@ impl Templates {
     }
 
     /// The embedded template that `name` (a path under a layout's directory) is in this
-    /// layout: its newest version.
+    /// layout.
     pub fn resolve(&self, name: &str) -> String {
         if name.starts_with("v1/") {
             return name.to_string();
         }
-        let dirs = self.layout.dirs();
-        dirs.iter()
-            .map(|dir| format!("{dir}/{name}"))
-            .find(|path| SCAFFOLDS.get_file(path).is_some())
-            .unwrap_or_else(|| format!("{}/{name}", dirs[dirs.len() - 1]))
+        format!("{}/{name}", self.layout.dir())
     }
 
     /// Renders the template `name` with `context`.
