@@ -304,7 +304,10 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
             conversion,
         )?;
         let version_mod = paths::version_module(group, spoke);
-        plan.insert_at(version_mod, API_KINDS, format!("pub mod {module};"));
+        // A blank line after (layout v3): rustfmt sorts a run of `mod` lines, and the next
+        // kind's `mod` would join this one's. Layout v2 wrote none.
+        let gap = if c.layout == Layout::V2 { "" } else { "\n\n" };
+        plan.insert_at(version_mod, API_KINDS, format!("pub mod {module};{gap}"));
         plan.insert(
             CONVERSIONS,
             format!("crate::api::{group}::{spoke}::{module}::conversion(),"),

@@ -68,6 +68,12 @@ const DEPLOYMENT: &str = "apps/v1/Deployment";
 /// Adds `options` to the request: the kind owns the Deployment that runs the image (first of
 /// what it owns), and the project is scaffolded with this plugin from now on.
 pub fn add(project: &mut Project, inputs: &mut ApiInputs, options: Options) -> anyhow::Result<()> {
+    if !inputs.namespaced {
+        return Err(user_error(
+            "the deploy-image plugin runs the image in a Deployment in its kind's namespace, and `--namespaced=false` makes a cluster-scoped kind",
+            "drop `--namespaced=false`",
+        ));
+    }
     if inputs.owns.iter().any(|o| o == DEPLOYMENT) {
         return Err(user_error(
             "`--owns apps/v1/Deployment` and the deploy-image plugin both make the Deployment",

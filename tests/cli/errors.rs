@@ -121,6 +121,7 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--run-as-user=-1"], 1, "invalid `--run-as-user -1`"),
     case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--run-as-user", "0"], 1, "the pods run as non-root"),
     case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--owns", "apps/v1/Deployment"], 1, "both make the Deployment"),
+    case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--namespaced=false"], 1, "a cluster-scoped kind"),
     case(Initialized, &["create", "api", "--group", "cache", "--kind", "Memcached", "--plugins", "deploy-image/v1-alpha", "--image", "memcached", "--controller=false"], 1, "scaffolds a kind and its controller"),
     // create api --external-api-crd
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--version", "v1", "--kind", "Issuer", "--external-api-crd", CERTIFICATE_CRD], 1, "defines `cert-manager.io/v1 Certificate` (served versions), not `cert-manager.io/v1 Issuer`"),

@@ -16,19 +16,11 @@ use std::process::Output;
 use crate::generated_build::{BUILD_ENV, target_dir};
 use crate::support::{
     BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, POSTGRESQL_CRD, empty_dir,
-    kube_scaffold, run, run_with, tool,
+    kube_scaffold, one_at_a_time, run, run_with, tool,
 };
 
 /// The Kubernetes version manifests are validated against: the oldest the project supports.
 const KUBERNETES: &str = "1.33.0";
-
-/// The generated projects share one target directory, and every one has a `crdgen` binary:
-/// two building at once would overwrite each other's. They run one at a time.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

@@ -2,6 +2,7 @@
 
 mod alpha_generate;
 mod autoupdate;
+mod combinations;
 mod create_api;
 mod errors;
 #[path = "../shared/generated_build.rs"]

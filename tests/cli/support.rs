@@ -108,6 +108,15 @@ pub fn assert_refused(dir: &Path, args: &[&str], code: i32, message: &str) -> St
     stderr
 }
 
+/// The generated projects share one target directory, and every one has a `crdgen` binary:
+/// two building at once would overwrite each other's. They build one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The turn of a test that builds a generated project.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A temporary directory holding an empty directory named `name` (the default project name).
 pub fn empty_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().expect("a temporary directory");

@@ -32,7 +32,6 @@ fn main() -> anyhow::Result<()> {
             ..ObjectMeta::default()
         },
         rules: Some(merge(controller::rbac_rules())),
-        ..Role::default()
     };
     write_yaml(Path::new("config/rbac/role.yaml"), &role)?;
     let (mutating, validating) = webhook::configurations(&webhook::hooks());

@@ -10,4 +10,5 @@ pub use guestbook::*;
 mod site;
 pub use site::*;
 pub mod guestbook_conversion;
+
 // +kube-scaffold:scaffold:api-kinds
