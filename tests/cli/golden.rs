@@ -242,3 +242,50 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
     kube_scaffold(&dir, &["edit", "--plugins", "grafana/v1-alpha"]).success();
     assert_golden(&dir, "owned-kinds");
 }
+
+/// A released layout's templates, `scaffolds/<layout>/`, are what its release shipped, byte
+/// for byte and file for file: the base `upgrade` merges against never moves. Read from the
+/// release's commit (tagged `v0.1.0`) in this repository's history.
+#[test]
+fn released_layouts_keep_their_templates() {
+    // Layout v1: kube-scaffold 0.1.0's `scaffolds/`.
+    const RELEASES: &[(&str, &str, &str)] = &[("v1", "5bbbfdc", "scaffolds")];
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(["-C", repo])
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(
+            output.status.success(),
+            "git {}: {}\nhelp: this test reads the releases from a full clone's history",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output.stdout
+    };
+    for (layout, commit, dir) in RELEASES {
+        let listed = git(&["ls-tree", "-r", "--name-only", commit, dir]);
+        let released: Vec<String> = String::from_utf8(listed)
+            .unwrap()
+            .lines()
+            .map(|path| path[dir.len() + 1..].to_string())
+            .collect();
+        let mut kept = crate::support::tree(&Path::new(repo).join("scaffolds").join(layout));
+        kept.retain(|path, _| !path.ends_with('/'));
+        let names: Vec<&String> = kept.keys().collect();
+        assert_eq!(
+            names,
+            released.iter().collect::<Vec<_>>(),
+            "scaffolds/{layout}'s files"
+        );
+        for (path, text) in &kept {
+            let shipped = git(&["show", &format!("{commit}:{dir}/{path}")]);
+            assert!(
+                *text == shipped,
+                "scaffolds/{layout}/{path} differs from {commit}'s"
+            );
+        }
+    }
+}
