@@ -31,6 +31,10 @@ fn metrics_are_served_to_readers_and_one_pod_leads_through_a_failover() {
         ],
         "{.spec.clusterIP}",
     );
+    // kube-proxy writes the Service's rules a moment after its endpoints are ready: until
+    // then, no answer at all (seen once in a cold run).
+    let answered = || scrape(&service, None).0 != 0;
+    project.wait("the metrics Service answers", 30, String::new, answered);
     let (status, _) = scrape(&service, None);
     assert_eq!(status, 401, "the Service's /metrics without a token");
     let (status, text) = scrape(&service, Some(&token));
