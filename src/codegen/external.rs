@@ -24,12 +24,6 @@ pub struct External {
     pub served: Vec<String>,
 }
 
-/// The name kopium gives the Rust type of `kind` (and the prefix of its other types):
-/// `API` -> `Api`, `ArgoCDExport` -> `ArgoCdExport`.
-pub fn rust_name(kind: &str) -> String {
-    heck::ToUpperCamelCase::to_upper_camel_case(kind)
-}
-
 /// Parses `text`, a CRD in YAML; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> anyhow::Result<CustomResourceDefinition> {
     let crd: CustomResourceDefinition = serde_saphyr::from_str(text).map_err(|err| {
@@ -162,9 +156,15 @@ spec:
         assert!(rust.contains("pub secret_name: String"), "{rust}");
         assert!(rust.contains("#[kube(schema = \"disabled\")]"), "{rust}");
         assert!(has_default(&rust), "{rust}");
-        assert_eq!(rust_name("Certificate"), "Certificate");
-        assert_eq!(rust_name("API"), "Api");
-        assert_eq!(rust_name("ArgoCDExport"), "ArgoCdExport");
+        assert_eq!(
+            crate::model::names::kopium_type("Certificate"),
+            "Certificate"
+        );
+        assert_eq!(crate::model::names::kopium_type("API"), "Api");
+        assert_eq!(
+            crate::model::names::kopium_type("ArgoCDExport"),
+            "ArgoCdExport"
+        );
         let err = parse("kind: Pod", "pod.yaml").unwrap_err();
         assert!(format!("{err:#}").contains("is not a CustomResourceDefinition"));
     }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use crate::cli::{EditArgs, License as LicenseFlag};
 use crate::error::user_error;
-use crate::model::project::{Command, EditInputs, License, Project};
+use crate::model::project::{self, Command, EditInputs, License, Project};
 use crate::plugins;
 use crate::scaffold::tree::Tree;
 
@@ -32,13 +32,13 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     if let Some(multigroup) = args.multigroup {
         check_multigroup(&project, multigroup)?;
     }
-    let keys = project_plugins(root, &args.plugins, &project.plugins)?;
+    let keys = plugins::project_plugins(root, &args.plugins, &project.plugins)?;
     let license = args.license.map(|l| match l {
         LicenseFlag::Apache2 => License::Apache2,
         LicenseFlag::None => License::None,
     });
     if let Some(owner) = &args.owner {
-        super::init::check_owner(owner)?;
+        project::check_owner(owner)?;
     }
     let edits = project.commands.iter().filter_map(Command::edit);
     let now = EditInputs::applied(&project.init, edits);
@@ -107,36 +107,4 @@ fn check_multigroup(project: &Project, wanted: bool) -> anyhow::Result<()> {
         )),
         (false, true) => Ok(()),
     }
-}
-
-/// The keys of the plugins `names` asks for, checked: each a plugin of the whole project that
-/// the project in `root` (whose plugins are `taken`) does not have yet (or one that makes its
-/// files again), named once, with what it needs there.
-pub fn project_plugins(
-    root: &Path,
-    names: &[String],
-    taken: &[String],
-) -> anyhow::Result<Vec<String>> {
-    let mut keys: Vec<String> = Vec::new();
-    for name in names {
-        let Some(plugin) = plugins::project_plugin(name) else {
-            return Err(user_error(
-                format!("unknown plugin `{name}` for the whole project"),
-                format!(
-                    "pass one of {} (deploy-image is `create api --plugins`'s)",
-                    plugins::project_plugin_names()
-                ),
-            ));
-        };
-        let key = plugin.key().to_string();
-        if (taken.contains(&key) && !plugin.regenerates()) || keys.contains(&key) {
-            return Err(user_error(
-                format!("the project has the plugin `{name}` already; nothing was written"),
-                "drop it from `--plugins`",
-            ));
-        }
-        plugin.check(root)?;
-        keys.push(key);
-    }
-    Ok(keys)
 }

@@ -14,7 +14,7 @@ use crate::ui;
 
 pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     let dry_run = args.dry_run;
-    let keys = super::edit::project_plugins(root, &args.plugins, &[])?;
+    let keys = plugins::project_plugins(root, &args.plugins, &[])?;
     let inputs = options(root, args)?;
     let templates = Templates::load()?;
     let mut tree = Tree::over(root);
@@ -67,7 +67,7 @@ fn options(root: &Path, args: InitArgs) -> anyhow::Result<InitInputs> {
         ));
     }
     if let Some(owner) = &args.owner {
-        check_owner(owner)?;
+        project::check_owner(owner)?;
     }
     if let Some(repo) = &args.repo {
         gvk::repository(repo)?;
@@ -83,17 +83,6 @@ fn options(root: &Path, args: InitArgs) -> anyhow::Result<InitInputs> {
         },
         license_year: super::current_year(),
     })
-}
-
-/// `--owner`: one line.
-pub fn check_owner(owner: &str) -> anyhow::Result<()> {
-    if owner.contains(['\n', '\r']) {
-        return Err(user_error(
-            "invalid owner: it must be a single line",
-            "pass e.g. `--owner \"The Guestbook Authors\"`",
-        ));
-    }
-    Ok(())
 }
 
 /// The directory's name, as kubebuilder takes it, checked like `--project-name`.

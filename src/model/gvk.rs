@@ -305,7 +305,7 @@ fn parse_external_kind(value: &str) -> anyhow::Result<String> {
     if !value.starts_with(|c: char| c.is_ascii_alphabetic()) {
         return Err(invalid("kind", value, "it must start with a letter", help));
     }
-    check_kind(value, &crate::codegen::external::rust_name(value))
+    check_kind(value, &names::kopium_type(value))
 }
 
 /// The rules every kind follows after its first letter; `rust_name` is its Rust type's name.

@@ -63,6 +63,12 @@ pub fn plural(kind: &str) -> String {
     pluralizer::pluralize(&kind.to_lowercase(), 2, false)
 }
 
+/// The name kopium gives the Rust type of `kind` (and the prefix of its other types):
+/// `API` -> `Api`, `ArgoCDExport` -> `ArgoCdExport`.
+pub fn kopium_type(kind: &str) -> String {
+    heck::ToUpperCamelCase::to_upper_camel_case(kind)
+}
+
 /// The Rust module name of a kind: `HTTPRoute` -> `http_route`.
 pub fn snake(name: &str) -> String {
     name.to_snake_case()

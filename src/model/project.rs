@@ -56,6 +56,18 @@ impl Layout {
         }
     }
 }
+
+/// `--owner`: one line.
+pub fn check_owner(owner: &str) -> anyhow::Result<()> {
+    if owner.contains(['\n', '\r']) {
+        return Err(user_error(
+            "invalid owner: it must be a single line",
+            "pass e.g. `--owner \"The Guestbook Authors\"`",
+        ));
+    }
+    Ok(())
+}
+
 /// Where `init` puts the license header; a version-1 PROJECT's owner and year are read there.
 pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
 

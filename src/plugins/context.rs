@@ -582,12 +582,12 @@ impl ApiContext {
                 "crate::api::{}::{}::{}",
                 gvk::group_module(&api.group),
                 api.version,
-                external::rust_name(&api.kind)
+                names::kopium_type(&api.kind)
             ),
             None => String::new(),
         };
         let rust_kind = match from_file {
-            true => external::rust_name(&api.kind),
+            true => names::kopium_type(&api.kind),
             false => api.kind.clone(),
         };
         Ok(Self {
@@ -686,7 +686,7 @@ impl WebhookContext {
         let external = is_external(webhook, earlier);
         let adopted = is_adopted(webhook, earlier);
         let rust_kind = match external || adopted {
-            true => external::rust_name(kind),
+            true => names::kopium_type(kind),
             false => kind.clone(),
         };
         let mut conversions = Vec::new();

@@ -8,6 +8,9 @@
 //! rules and webhook hooks), `run` (a command's plugins run onto a tree; `replay` renders a
 //! whole project from its PROJECT alone, in memory).
 
+use std::path::Path;
+
+use crate::error::user_error;
 use crate::model::project::{EditInputs, Project};
 use crate::scaffold::plan::{Descriptor, Plan};
 use crate::scaffold::tree::Tree;
@@ -122,6 +125,38 @@ pub fn project_plugin_names() -> String {
         .join(", ")
 }
 
+/// The keys of the plugins `names` asks for, checked: each a plugin of the whole project that
+/// the project in `root` (whose plugins are `taken`) does not have yet (or one that makes its
+/// files again), named once, with what it needs there.
+pub fn project_plugins(
+    root: &Path,
+    names: &[String],
+    taken: &[String],
+) -> anyhow::Result<Vec<String>> {
+    let mut keys: Vec<String> = Vec::new();
+    for name in names {
+        let Some(plugin) = project_plugin(name) else {
+            return Err(user_error(
+                format!("unknown plugin `{name}` for the whole project"),
+                format!(
+                    "pass one of {} (deploy-image is `create api --plugins`'s)",
+                    project_plugin_names()
+                ),
+            ));
+        };
+        let key = plugin.key().to_string();
+        if (taken.contains(&key) && !plugin.regenerates()) || keys.contains(&key) {
+            return Err(user_error(
+                format!("the project has the plugin `{name}` already; nothing was written"),
+                "drop it from `--plugins`",
+            ));
+        }
+        plugin.check(root)?;
+        keys.push(key);
+    }
+    Ok(keys)
+}
+
 /// Every plugin this kube-scaffold has.
 pub fn known() -> &'static [&'static dyn Plugin] {
     KNOWN
@@ -139,7 +174,7 @@ pub fn resolve(project: &Project) -> anyhow::Result<Vec<&'static dyn Plugin>> {
         .iter()
         .map(|key| {
             KNOWN.iter().copied().find(|p| p.key() == key).ok_or_else(|| {
-                crate::error::user_error(
+                user_error(
                     format!("PROJECT names the plugin `{key}`, which this kube-scaffold does not have"),
                     format!("use kube-scaffold {} or newer, which wrote it", project.cli_version),
                 )
