@@ -200,6 +200,7 @@ pub struct Manager {
     hooks: Vec<Hook>,
     conversions: Vec<Conversion>,
     metrics: Vec<metrics::Register>,
+    state: http::Extensions,
     #[cfg(feature = "webhooks")]
     local_failure: local::FailurePolicy,
     /// How long webhooks served through a Service are still answered after the signal.
@@ -227,6 +228,7 @@ impl Manager {
             hooks: Vec::new(),
             conversions: Vec::new(),
             metrics: Vec::new(),
+            state: http::Extensions::new(),
             #[cfg(feature = "webhooks")]
             local_failure: local::FailurePolicy::Ignore,
             #[cfg(feature = "webhooks")]
@@ -263,6 +265,14 @@ impl Manager {
     /// it from a reconcile; a clone shares its value.
     pub fn metrics(mut self, register: metrics::Register) -> Self {
         self.metrics.push(register);
+        self
+    }
+
+    /// Adds `state`, the project's own (a client of an outside service, a cache, settings read
+    /// from its flags), to the context every reconcile gets: `ctx.state::<S>()` reads it. One
+    /// value per type; share a value that must not be copied through an `Arc`.
+    pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.state.insert(state);
         self
     }
 
@@ -318,6 +328,7 @@ impl Manager {
         ctx.metrics = Arc::new(metrics::Metrics::with(&self.metrics));
         ctx.shutdown = shutdown;
         ctx.namespace = options.watch_namespace.clone().filter(|ns| !ns.is_empty());
+        ctx.state = self.state;
         let ctx = Arc::new(ctx);
         server::serve(
             options.health_probe_bind_address,

@@ -34,7 +34,8 @@ use tokio_util::sync::CancellationToken;
 use crate::health::Health;
 use crate::metrics::{Metrics, Outcome};
 
-/// What every reconciler gets: the API client and anything else you want to share.
+/// What every reconciler gets: the API client, the manager's machinery, and the project's own
+/// state (`Manager::state`, read with [`Context::state`]).
 pub struct Context {
     /// The Kubernetes API client.
     pub client: Client,
@@ -51,6 +52,8 @@ pub struct Context {
     /// The one namespace the controllers watch (`--watch-namespace`, `WATCH_NAMESPACE`), or
     /// `None` for all: see [`Context::api`].
     pub namespace: Option<String>,
+    /// The project's own state, one value per type.
+    pub(crate) state: http::Extensions,
 }
 
 impl Context {
@@ -69,7 +72,28 @@ impl Context {
             health: Health::default(),
             shutdown: CancellationToken::new(),
             namespace: None,
+            state: http::Extensions::new(),
         }
+    }
+
+    /// This context with `state` added, the project's own (a client of an outside service, a
+    /// cache): what `Manager::state` does, for a context made by hand in a test. A second value
+    /// of the same type replaces the first.
+    pub fn with_state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
+        self.state.insert(state);
+        self
+    }
+
+    /// The project's state of type `S`, as `Manager::state` added it, e.g.
+    /// `let billing = ctx.state::<BillingClient>()?;`. Without it, a terminal error: the
+    /// manager is built without it, and no retry adds it.
+    pub fn state<S: Send + Sync + 'static>(&self) -> Result<&S> {
+        self.state.get::<S>().ok_or_else(|| {
+            Error::Terminal(format!(
+                "no {} in the context: add it with `.state(..)` where the manager is built (src/lib.rs)",
+                std::any::type_name::<S>()
+            ))
+        })
     }
 
     /// The API of the objects of `K` the controllers see: a namespaced kind's in
@@ -128,9 +152,24 @@ pub enum Error {
     /// The reconcile panicked; it is retried like any failure.
     #[error("reconcile panicked: {0}")]
     Panic(String),
+    /// The project's own error (`Error::other(err)`, or `?` on an `anyhow::Error`): retried
+    /// like any failure. A failure no retry can mend is [`Error::Terminal`].
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<anyhow::Error> for Error {
+    fn from(err: anyhow::Error) -> Self {
+        Error::Other(err.into())
+    }
 }
 
 impl Error {
+    /// The project's own error `err`, retried like any failure.
+    pub fn other(err: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Error::Other(err.into())
+    }
+
     /// What kind of failure this is, for logs and traces. A step that failed inside the
     /// finalizer is named by its own error, not by the finalizer's.
     pub fn kind(&self) -> &'static str {
@@ -143,6 +182,7 @@ impl Error {
             Error::InvalidObject(_) => "invalid_object",
             Error::Terminal(_) => "terminal",
             Error::Panic(_) => "panic",
+            Error::Other(_) => "other",
         }
     }
 
@@ -154,7 +194,7 @@ impl Error {
         }
         match self {
             Error::InvalidObject(_) | Error::Terminal(_) => true,
-            Error::Kube(_) | Error::Finalizer(_) | Error::Panic(_) => false,
+            Error::Kube(_) | Error::Finalizer(_) | Error::Panic(_) | Error::Other(_) => false,
         }
     }
 
@@ -617,6 +657,53 @@ mod tests {
             "controller_runtime_reconcile_errors_total{controller=\"test\"} 3",
         ] {
             assert!(text.contains(line), "missing `{line}` in:\n{text}");
+        }
+    }
+
+    /// The project's own state rides in the context, one value per type; a type never added
+    /// is a terminal error naming it.
+    #[tokio::test]
+    async fn the_projects_state_is_read_by_its_type() {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Billing(String);
+        let (service, _handle) = tower_test::mock::pair::<
+            http::Request<kube::client::Body>,
+            http::Response<kube::client::Body>,
+        >();
+        let ctx = Context::new(Client::new(service, "default"))
+            .with_state(Billing("https://billing.example".into()))
+            .with_state(Arc::new(7_u32));
+        assert_eq!(ctx.state::<Billing>().unwrap().0, "https://billing.example");
+        assert_eq!(**ctx.state::<Arc<u32>>().unwrap(), 7);
+        let missing = ctx.state::<String>().unwrap_err();
+        assert!(missing.is_terminal(), "{missing:?}");
+        assert!(
+            missing
+                .to_string()
+                .contains("no alloc::string::String in the context")
+        );
+    }
+
+    /// The project's own errors, `anyhow`'s or any `std::error::Error`, keep their message and
+    /// source and are retried with backoff.
+    #[tokio::test]
+    async fn the_projects_own_error_is_retried_with_its_message() {
+        let ctx = context();
+        ctx.metrics.start_controller("test", 1);
+        let io = std::io::Error::other("billing answered 503");
+        let errors = [
+            Error::from(anyhow::Error::new(io).context("cannot bill")),
+            Error::other(std::io::Error::other("billing answered 503")),
+        ];
+        for (err, message) in errors
+            .into_iter()
+            .zip(["cannot bill", "billing answered 503"])
+        {
+            assert_eq!(err.to_string(), message);
+            assert_eq!(err.kind(), "other");
+            assert!(!err.is_terminal());
+            let action = retry(config_map(), &err, ctx.clone());
+            assert_ne!(action, Action::await_change(), "{err:?} was not retried");
         }
     }
 

@@ -43,6 +43,12 @@ pub struct ApiServer(Arc<Mutex<State>>);
 /// A context whose client talks to a new fake API server, and that server. Call it inside a
 /// Tokio runtime (`#[tokio::test]`): the server runs as a task.
 pub fn context() -> (Arc<Context>, ApiServer) {
+    context_with(|ctx| ctx)
+}
+
+/// `context()`, with the context `make` makes of it: your own state added, e.g.
+/// `mock::context_with(|ctx| ctx.with_state(Billing { .. }))`.
+pub fn context_with(make: impl FnOnce(Context) -> Context) -> (Arc<Context>, ApiServer) {
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let server = ApiServer::default();
     let serving = server.clone();
@@ -52,7 +58,7 @@ pub fn context() -> (Arc<Context>, ApiServer) {
         }
     });
     let client = Client::new(service, "default");
-    (Arc::new(Context::new(client)), server)
+    (Arc::new(make(Context::new(client))), server)
 }
 
 impl ApiServer {
