@@ -225,10 +225,15 @@ def check_webhooks(binary, work, resources, path):
               and converted[0].get("metadata", {}).get("name") == "smoke"
               and converted[0].get("spec") == {"foo": "smoke"},
               f"a ConversionReview posted to /convert is answered with the object in {desired} ({response})")
-    # Stopped once ready: a SIGTERM before every cache synced is another case (the runtime's
-    # tests: a controller still waiting for its cache is stopped after the grace, exit 1).
+    # Stopped once ready and every controller watches (its list done): a SIGTERM before every
+    # cache synced is another case (the runtime's tests: a controller still waiting for its
+    # cache is stopped after the grace, exit 1). A manager serving conversions is ready before
+    # its caches sync (they may need its /convert), so readiness alone does not say it: seen
+    # once, a SIGTERM 0.1 s after the start, and exit 1.
     deadline = time.time() + 60
-    while time.time() < deadline and manager.poll() is None and get(probes, "/readyz")[0] != 200:
+    while time.time() < deadline and manager.poll() is None and (
+            get(probes, "/readyz")[0] != 200
+            or len([r for r in StandIn.requests if "watch=" in r]) < len(resources)):
         time.sleep(0.2)
     output = stop(manager)
     check(manager.returncode == 0, f"SIGTERM: a manager serving webhooks exits {manager.returncode}")
