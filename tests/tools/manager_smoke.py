@@ -126,6 +126,11 @@ def reconciled(group, version, kind, namespaced):
             "status": {"observedGeneration": 1, "conditions": [condition]}}
 
 
+def watches():
+    """The watch requests the stand-in has been sent."""
+    return [r for r in StandIn.requests if "watch=" in r]
+
+
 def serve(resources):
     StandIn.resources = resources
     StandIn.requests = []
@@ -233,7 +238,7 @@ def check_webhooks(binary, work, resources, path):
     deadline = time.time() + 60
     while time.time() < deadline and manager.poll() is None and (
             get(probes, "/readyz")[0] != 200
-            or len([r for r in StandIn.requests if "watch=" in r]) < len(resources)):
+            or len(watches()) < len(resources)):
         time.sleep(0.2)
     output = stop(manager)
     check(manager.returncode == 0, f"SIGTERM: a manager serving webhooks exits {manager.returncode}")
@@ -323,7 +328,7 @@ def main():
     check(counted in text, f"the listed object was reconciled, and /metrics counts it: {counted}")
     writes = [r for r in StandIn.requests if not r.startswith("GET")]
     check(not writes, f"reconciling an up-to-date object wrote nothing ({writes})")
-    watched = [r for r in StandIn.requests if "watch=" in r]
+    watched = watches()
     check(len(watched) >= len(resources), f"every controller watches its kind ({len(watched)} watches)")
     output = stop(manager)
     check(manager.returncode == 0 and "controller stopped" in output,
@@ -349,7 +354,7 @@ def main():
     check(seen[-2:] == [200, 503], f"a standby that cannot reach its lease goes from ready to not ready (saw {seen})")
     leases = [r for r in StandIn.requests if "/leases" in r]
     check(any(r.startswith("POST") for r in leases), f"the standby tried to take the lease ({len(leases)} lease requests)")
-    watched = [r for r in StandIn.requests if "watch=" in r]
+    watched = watches()
     check(not watched, f"a standby starts no controller ({len(watched)} watches)")
     output = stop(manager)
     check(manager.returncode == 0 and "stopped before becoming the leader" in output,

@@ -431,12 +431,17 @@ mod tests {
 
     use super::*;
 
-    fn context() -> Arc<Context> {
+    /// A client whose requests nobody answers.
+    fn client() -> Client {
         let (service, _handle) = tower_test::mock::pair::<
             http::Request<kube::client::Body>,
             http::Response<kube::client::Body>,
         >();
-        Arc::new(Context::new(Client::new(service, "default")))
+        Client::new(service, "default")
+    }
+
+    fn context() -> Arc<Context> {
+        Arc::new(Context::new(client()))
     }
 
     /// A manager watching one namespace reads a namespaced kind there and a cluster-scoped
@@ -666,11 +671,7 @@ mod tests {
     async fn the_projects_state_is_read_by_its_type() {
         #[derive(Clone, Debug, PartialEq)]
         struct Billing(String);
-        let (service, _handle) = tower_test::mock::pair::<
-            http::Request<kube::client::Body>,
-            http::Response<kube::client::Body>,
-        >();
-        let ctx = Context::new(Client::new(service, "default"))
+        let ctx = Context::new(client())
             .with_state(Billing("https://billing.example".into()))
             .with_state(Arc::new(7_u32));
         assert_eq!(ctx.state::<Billing>().unwrap().0, "https://billing.example");
