@@ -526,7 +526,7 @@ mod tests {
 
     use super::*;
     use crate::model::names::RUST_KEYWORDS;
-    use crate::model::project::{InitInputs, Layout, License};
+    use crate::model::project::{InitInputs, License};
     use crate::plugins::{ApiContext, BUNDLE};
     use crate::scaffold::plan::Plan;
     use crate::scaffold::templates::Templates;
@@ -573,7 +573,7 @@ mod tests {
             let api = ApiKind::Own { resource: true, storage_version: false };
             let mut inputs = ApiInputs::new(gvk, plural, namespaced, api);
             inputs.finalizer = finalizer;
-            let c = ApiContext::new(&init, &inputs, String::new(), &[], Layout::CURRENT).unwrap();
+            let c = ApiContext::new(&init, &inputs, String::new(), &[]).unwrap();
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
             }

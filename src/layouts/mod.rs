@@ -4,3 +4,4 @@
 //! `model::project::Layout`.
 
 pub mod v1;
+pub mod v2;

@@ -19,43 +19,9 @@ use super::api::{ApiInputs, ApiKind};
 pub const FILE: &str = "PROJECT";
 /// The PROJECT format this version reads and writes.
 pub const VERSION: u32 = 2;
-/// The layout this version scaffolds: kube-scaffold 0.1 scaffolded `.../v1`, 0.2 `.../v2`.
-pub const LAYOUT: &str = Layout::CURRENT.id();
-
-/// The layouts rendered from `scaffolds/` (0.1's, `.../v1`, is `layouts::v1`'s own).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// kube-scaffold 0.2's, frozen: the manager's machinery in the project's own sources.
-    V2,
-    /// 0.3's: the machinery in the runtime crate, `kube-scaffold-runtime/`.
-    V3,
-}
-
-impl Layout {
-    /// The layout new projects get.
-    pub const CURRENT: Layout = Layout::V3;
-
-    /// How PROJECT names it.
-    pub const fn id(self) -> &'static str {
-        match self {
-            Layout::V2 => "rust.kube-scaffold.io/v2",
-            Layout::V3 => "rust.kube-scaffold.io/v3",
-        }
-    }
-
-    /// The layout PROJECT names `id`, if it is rendered from `scaffolds/`.
-    pub fn of(id: &str) -> Option<Self> {
-        [Layout::V2, Layout::V3].into_iter().find(|l| l.id() == id)
-    }
-
-    /// Its template directory under `scaffolds/`: every template it renders, whole.
-    pub fn dir(self) -> &'static str {
-        match self {
-            Layout::V2 => "v2",
-            Layout::V3 => "v3",
-        }
-    }
-}
+/// The layout this version scaffolds, from `scaffolds/v3/`: kube-scaffold 0.1 scaffolded
+/// `.../v1`, 0.2 `.../v2` (both frozen in `layouts/`).
+pub const LAYOUT: &str = "rust.kube-scaffold.io/v3";
 
 /// `--owner`: one line.
 pub fn check_owner(owner: &str) -> anyhow::Result<()> {

@@ -3,7 +3,7 @@
 
 use crate::codegen;
 use crate::error::user_error;
-use crate::model::project::{EditInputs, Layout};
+use crate::model::project::EditInputs;
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 use crate::scaffold::templates;
@@ -68,58 +68,23 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("base/init/README.md.tera", "README.md", IfExists::Error),
     Descriptor::new("base/init/src/main.rs.tera", "src/main.rs", IfExists::Error),
     Descriptor::new("base/init/src/lib.rs.tera", "src/lib.rs", IfExists::Error),
-    Descriptor::new("base/init/src/health.rs.tera", "src/health.rs", IfExists::Error),
-    Descriptor::new("base/init/src/leader.rs.tera", "src/leader.rs", IfExists::Error),
-    Descriptor::new("base/init/src/metrics.rs.tera", "src/metrics.rs", IfExists::Error),
-    Descriptor::new("base/init/src/server.rs.tera", "src/server.rs", IfExists::Error),
-    Descriptor::new("base/init/src/testing.rs.tera", "src/testing.rs", IfExists::Error),
     Descriptor::new("base/init/src/api/mod.rs.tera", API_MOD, IfExists::Error).with_markers(&[API_GROUPS, RESOURCES, EXTERNAL_RESOURCES, CRDS]),
-    Descriptor::new("base/init/src/api/conditions.rs.tera", "src/api/conditions.rs", IfExists::Error),
     Descriptor::new("base/init/src/controller/mod.rs.tera", CONTROLLER_MOD, IfExists::Error).with_markers(&[CONTROLLER_MODULES, CONTROLLERS, RBAC_RULES]),
     Descriptor::new("base/init/src/webhook/mod.rs.tera", WEBHOOK_MOD, IfExists::Error).with_markers(&[WEBHOOK_MODULES, WEBHOOKS]),
     Descriptor::new("base/init/src/webhook/conversion.rs.tera", CONVERSION_MOD, IfExists::Error).with_markers(&[CONVERSIONS]),
-    Descriptor::new("base/init/src/webhook/certs.rs.tera", "src/webhook/certs.rs", IfExists::Error),
-    Descriptor::new("base/init/src/webhook/fake.rs.tera", "src/webhook/fake.rs", IfExists::Error),
-    Descriptor::new("base/init/src/webhook/local.rs.tera", "src/webhook/local.rs", IfExists::Error),
-    Descriptor::new("base/init/src/controller/children.rs.tera", "src/controller/children.rs", IfExists::Error),
-    Descriptor::new("base/init/src/controller/conditions.rs.tera", "src/controller/conditions.rs", IfExists::Error),
     Descriptor::new(CRDGEN_TEMPLATE, CRDGEN, IfExists::Error),
     Descriptor::new("base/init/tests/e2e.rs.tera", "tests/e2e.rs", IfExists::Error),
     Descriptor::new("base/init/tests/integration.rs.tera", "tests/integration.rs", IfExists::Error),
-    Descriptor::new("base/init/tests/envtest/mod.rs.tera", "tests/envtest/mod.rs", IfExists::Error),
     Descriptor::new("base/init/tests/support/mod.rs.tera", "tests/support/mod.rs", IfExists::Error),
     Descriptor::new("base/init/github/workflows/test.yml.tera", ".github/workflows/test.yml", IfExists::Error),
     Descriptor::new("base/init/github/workflows/lint.yml.tera", ".github/workflows/lint.yml", IfExists::Error),
     Descriptor::new("base/init/github/workflows/test-e2e.yml.tera", ".github/workflows/test-e2e.yml", IfExists::Error),
-];
-
-/// The files `init` writes from layout v3 on: how to work in the project, for people and
-/// agents, and a development container.
-#[rustfmt::skip]
-const V3_INIT_FILES: &[Descriptor] = &[
     Descriptor::new("base/init/AGENTS.md.tera", "AGENTS.md", IfExists::Error),
     Descriptor::new("base/init/devcontainer/devcontainer.json.tera", ".devcontainer/devcontainer.json", IfExists::Error),
     Descriptor::new("base/init/devcontainer/post-install.sh.tera", ".devcontainer/post-install.sh", IfExists::Error),
 ];
 
-/// The files of `INIT_FILES` that layout v3 no longer writes: their code is the runtime
-/// crate's.
-const IN_RUNTIME: &[&str] = &[
-    "src/health.rs",
-    "src/leader.rs",
-    "src/metrics.rs",
-    "src/server.rs",
-    "src/testing.rs",
-    "src/api/conditions.rs",
-    "src/webhook/certs.rs",
-    "src/webhook/fake.rs",
-    "src/webhook/local.rs",
-    "src/controller/children.rs",
-    "src/controller/conditions.rs",
-    "tests/envtest/mod.rs",
-];
-
-/// Where layout v3 puts the runtime crate's source, a path dependency.
+/// Where the project keeps the runtime crate's source, a path dependency.
 pub const RUNTIME_DIR: &str = "kube-scaffold-runtime";
 /// The features of the runtime crate that the project's Cargo.toml enables.
 pub const RUNTIME_FEATURES: Marker = Marker::new("Cargo.toml", "runtime-features");
@@ -136,17 +101,9 @@ impl Plugin for Base {
         if c.license {
             plan.file(BOILERPLATE_TEMPLATE, BOILERPLATE, IfExists::Error);
         }
-        let v2 = c.layout == Layout::V2;
-        for file in INIT_FILES {
-            if v2 || !IN_RUNTIME.contains(&file.dest) {
-                plan.add(file);
-            }
-        }
-        if !v2 {
-            plan.add_all(V3_INIT_FILES);
-            for (path, text) in templates::runtime_files() {
-                plan.computed(format!("{RUNTIME_DIR}/{path}"), text.to_string());
-            }
+        plan.add_all(INIT_FILES);
+        for (path, text) in templates::runtime_files() {
+            plan.computed(format!("{RUNTIME_DIR}/{path}"), text.to_string());
         }
     }
 
@@ -195,10 +152,6 @@ impl Plugin for Base {
             plan.computed(copy.clone(), text.clone());
         }
         if c.controller {
-            if c.layout == Layout::V2 {
-                plan.file("base/api/src/controller/mock.rs.tera", MOCK, IfExists::Skip);
-                plan.insert(CONTROLLER_MODULES, "/// A fake API server for the controllers' tests.\n#[cfg(test)]\npub mod mock;\n\n");
-            }
             let template = match c.builtin {
                 true => "base/api/src/controller/builtin.rs.tera",
                 false => "base/api/src/controller/kind.rs.tera",
@@ -222,7 +175,7 @@ impl Plugin for Base {
     }
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {
-        &[INIT_FILES, V3_INIT_FILES]
+        &[INIT_FILES]
     }
 
     fn edit(
@@ -262,9 +215,7 @@ impl Plugin for Base {
     }
 
     fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
-        if c.layout != Layout::V2 {
-            plan.insert(RUNTIME_FEATURES, "\"webhooks\",");
-        }
+        plan.insert(RUNTIME_FEATURES, "\"webhooks\",");
         plan_webhook(plan, c)
     }
 }
@@ -304,10 +255,9 @@ fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
             conversion,
         )?;
         let version_mod = paths::version_module(group, spoke);
-        // A blank line after (layout v3): rustfmt sorts a run of `mod` lines, and the next
-        // kind's `mod` would join this one's. Layout v2 wrote none.
-        let gap = if c.layout == Layout::V2 { "" } else { "\n\n" };
-        plan.insert_at(version_mod, API_KINDS, format!("pub mod {module};{gap}"));
+        // A blank line after: rustfmt sorts a run of `mod` lines, and the next kind's `mod`
+        // would join this one's.
+        plan.insert_at(version_mod, API_KINDS, format!("pub mod {module};\n\n"));
         plan.insert(
             CONVERSIONS,
             format!("crate::api::{group}::{spoke}::{module}::conversion(),"),

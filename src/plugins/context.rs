@@ -12,8 +12,7 @@ use crate::model::gvk;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::{
-    Command, EditInputs, InitInputs, Layout, License, Resource, WebhookInputs, resources_of,
-    stored_version,
+    Command, EditInputs, InitInputs, License, Resource, WebhookInputs, resources_of, stored_version,
 };
 use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::rustfmt::str_const;
@@ -44,9 +43,6 @@ pub struct InitContext {
     pub versions: Versions,
     /// The annotation CRDs of Kubernetes' own groups need, and its value.
     pub api_approval: (&'static str, &'static str),
-    /// The layout rendered.
-    #[serde(skip)]
-    pub layout: Layout,
     /// The manager watches only its own namespace, with a Role (`edit --namespaced`).
     pub namespaced_manager: bool,
     /// `edit --multigroup`: what moves under its group.
@@ -57,9 +53,6 @@ pub struct InitContext {
 /// Everything the `api` templates see, computed from `create api`'s inputs and the project.
 #[derive(Serialize)]
 pub struct ApiContext {
-    /// The layout rendered.
-    #[serde(skip)]
-    pub layout: Layout,
     pub project_name: String,
     pub crate_name: String,
     pub domain: String,
@@ -166,9 +159,6 @@ pub struct AdoptedVersion {
 /// Everything the `webhook` templates see, computed from `create webhook`'s inputs.
 #[derive(Serialize)]
 pub struct WebhookContext {
-    /// The layout rendered.
-    #[serde(skip)]
-    pub layout: Layout,
     pub crate_name: String,
     pub project_name: String,
     pub header: String,
@@ -476,7 +466,6 @@ impl InitContext {
             license: init.license == License::Apache2,
             versions: VERSIONS,
             api_approval: gvk::API_APPROVAL,
-            layout: templates.layout(),
             namespaced_manager: false,
             moves: None,
         };
@@ -489,14 +478,13 @@ impl InitContext {
 }
 
 impl ApiContext {
-    /// Every name the templates of `layout` need, derived from validated inputs; `earlier`
+    /// Every name the templates need, derived from validated inputs; `earlier`
     /// are the commands before this one (owned kinds and other versions are looked up there).
     pub fn new(
         init: &InitInputs,
         api: &ApiInputs,
         header: String,
         earlier: &[Command],
-        layout: Layout,
     ) -> anyhow::Result<Self> {
         let known = &resources_of(earlier);
         let stored_before = stored_version(earlier, &api.group, &api.kind);
@@ -591,7 +579,6 @@ impl ApiContext {
             false => api.kind.clone(),
         };
         Ok(Self {
-            layout,
             rust_kind,
             external: api.external().is_some(),
             external_default: external::has_default(stored_types.unwrap_or(&external_types)),
@@ -667,7 +654,7 @@ impl ApiContext {
 }
 
 impl WebhookContext {
-    /// Every name the webhook templates of `layout` need; `earlier` are the commands before
+    /// Every name the webhook templates need; `earlier` are the commands before
     /// this one (the kind is looked up there).
     pub fn new(
         init: &InitInputs,
@@ -675,7 +662,6 @@ impl WebhookContext {
         header: String,
         earlier: &[Command],
         tree: &mut Tree,
-        layout: Layout,
     ) -> anyhow::Result<Self> {
         let module = |suffix: &str| hook_module(&webhook.kind, &webhook.version, suffix);
         let mutate = webhook_hook(init, webhook, earlier, true)?;
@@ -710,7 +696,6 @@ impl WebhookContext {
             .chain([Command::CreateWebhook(webhook.clone())])
             .collect();
         Ok(WebhookContext {
-            layout,
             crate_name: names::crate_name(&init.project_name),
             project_name: init.project_name.clone(),
             header,

@@ -4,16 +4,15 @@
 //!
 //! Everything of it is here: its flags (`Flags`, on `create api`), their validation
 //! (`options`), what it stores in PROJECT with the command (`Options`, under `deployImage`),
-//! and its templates (`scaffolds/<layout>/deploy-image/`), which take the place of the base
-//! and kustomize plugins' for the kind's type, CRD, controller and sample: each extends the
-//! base template it replaces (Tera blocks). Layout v2's controller, frozen, still reads
-//! `deploy_image` itself.
+//! and its templates (`scaffolds/v3/deploy-image/`), which take the place of the base and
+//! kustomize plugins' for the kind's type, CRD, controller and sample: each extends the base
+//! template it replaces (Tera blocks).
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::user_error;
 use crate::model::api::ApiInputs;
-use crate::model::project::{Layout, Project};
+use crate::model::project::Project;
 use crate::scaffold::plan::Plan;
 use crate::scaffold::tree::Tree;
 
@@ -231,11 +230,8 @@ impl Plugin for DeployImage {
                 "deploy-image/config/samples/sample.yaml.tera",
             ),
         ];
-        // Layout v2's controller, frozen, reads `deploy_image` itself.
-        if c.layout != Layout::V2 {
-            let controller = "deploy-image/src/controller/kind.rs.tera";
-            ours.push((c.controller_file(), controller));
-        }
+        let controller = "deploy-image/src/controller/kind.rs.tera";
+        ours.push((c.controller_file(), controller));
         for (dest, template) in ours {
             anyhow::ensure!(
                 plan.replace_template(&dest, template),

@@ -2,7 +2,7 @@
 //! `default`, `manager`, `rbac`, `crd`, `samples`, `prometheus`, `network-policy`.
 
 use crate::codegen::manifests;
-use crate::model::project::{EditInputs, Layout};
+use crate::model::project::EditInputs;
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
 use crate::scaffold::tree::Tree;
@@ -49,7 +49,7 @@ const WEBHOOK_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/webhook/config/webhook/service.yaml.tera", "config/webhook/service.yaml", IfExists::Skip),
 ];
 
-/// The first webhook's PodDisruptionBudget (layout v3).
+/// The first webhook's PodDisruptionBudget.
 const WEBHOOK_PDB: Descriptor = Descriptor::new(
     "kustomize/webhook/config/webhook/pdb.yaml.tera",
     "config/webhook/pdb.yaml",
@@ -94,8 +94,8 @@ const WEBHOOK_SECTIONS: &str = "kustomize/webhook/fragments/default_cert_manager
 /// `name`d, if given): webhook configurations, CRDs.
 const CA_INJECTION_FRAGMENT: &str = "kustomize/webhook/fragments/default_ca_injection.yaml.tera";
 
-/// The rule of the manager's certificates ClusterRole on the CRD `crd` (layout v3's also
-/// watches it, to set a removed CA bundle again).
+/// The rule of the manager's certificates ClusterRole on the CRD `crd` (it also watches it,
+/// to set a removed CA bundle again).
 const CRD_RULE: &str = "kustomize/webhook/fragments/webhookcerts_crd_rule.yaml.tera";
 
 /// The manager's Deployment, and the binding of its role: `edit --namespaced` changes both.
@@ -129,7 +129,7 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml", IfExists::Error),
 ];
 
-/// The files `init` writes from layout v3 on: who may read /metrics over HTTPS.
+/// The files `init` writes for who may read /metrics over HTTPS.
 #[rustfmt::skip]
 const METRICS_AUTH_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/init/config/rbac/metrics_auth_role.yaml.tera", "config/rbac/metrics_auth_role.yaml", IfExists::Error),
@@ -157,11 +157,9 @@ impl Plugin for Kustomize {
         "kustomize.common.kube-scaffold.io/v2"
     }
 
-    fn init(&self, plan: &mut Plan, c: &InitContext) {
+    fn init(&self, plan: &mut Plan, _: &InitContext) {
         plan.add_all(INIT_FILES);
-        if c.layout != Layout::V2 {
-            plan.add_all(METRICS_AUTH_FILES);
-        }
+        plan.add_all(METRICS_AUTH_FILES);
     }
 
     fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
@@ -300,10 +298,8 @@ fn regroup_roles(plan: &mut Plan, tree: &mut Tree, roles: &[Grouped]) -> anyhow:
 /// certificate, and config/default wired to them.
 pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
     plan.add_all(WEBHOOK_FILES);
-    if c.layout != Layout::V2 {
-        // Layout v3: two replicas (the webhook patches of config/default) and their budget.
-        plan.add(&WEBHOOK_PDB);
-    }
+    // Two replicas (the webhook patches of config/default) and their budget.
+    plan.add(&WEBHOOK_PDB);
     plan.computed(WEBHOOK_MANIFESTS, manifests::webhook_manifests(&c.hooks));
     let crd = format!("{}.{}", c.plural, c.qualified_group);
     if !c.conversions.is_empty() {

@@ -7,7 +7,7 @@ use crate::model::api::ApiInputs;
 use crate::model::builtin;
 use crate::model::gvk;
 use crate::model::owned::Owned;
-use crate::model::project::{Command, InitInputs, Layout, Resource, WebhookInputs, resources_of};
+use crate::model::project::{Command, InitInputs, Resource, WebhookInputs, resources_of};
 
 /// What a `create api` command is about: the API group Kubernetes sees, the built-in kind
 /// (if it is one), and what its controller's rules cover.
@@ -68,7 +68,6 @@ pub(super) fn project_rules(
     init: &InitInputs,
     earlier: &[Command],
     api: &ApiInputs,
-    layout: Layout,
 ) -> anyhow::Result<Vec<manifests::Rule>> {
     // Each `create api` with the index of the first command after it.
     let all: Vec<(usize, &ApiInputs)> = earlier
@@ -98,7 +97,7 @@ pub(super) fn project_rules(
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         rules.extend(manifests::controller_rules(
-            &group, &a.plural, controls, &children, layout,
+            &group, &a.plural, controls, &children,
         ));
     }
     Ok(rules)

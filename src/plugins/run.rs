@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::api::ApiInputs;
-use crate::model::project::{Command, EditInputs, InitInputs, Layout, Project, WebhookInputs};
+use crate::model::project::{Command, EditInputs, InitInputs, LAYOUT, Project, WebhookInputs};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::render::{self, Report};
 use crate::scaffold::rustfmt::Rustfmt;
@@ -14,7 +14,7 @@ use crate::scaffold::tree::Tree;
 use super::context::{ApiContext, InitContext, WebhookContext};
 use super::policy::project_rules;
 use super::{Plugin, base, resolve};
-use crate::layouts::v1;
+use crate::layouts::{v1, v2};
 
 /// Renders `init` onto `tree`. The templates are written in rustfmt's layout for names of any
 /// length (a test checks it against rustfmt), so nothing is formatted: the output does not
@@ -43,8 +43,8 @@ fn create_api(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let mut context = ApiContext::new(init, api, header, earlier, templates.layout())?;
-    context.role_rules = project_rules(init, earlier, api, context.layout)?;
+    let mut context = ApiContext::new(init, api, header, earlier)?;
+    context.role_rules = project_rules(init, earlier, api)?;
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.create_api(&mut plan, &context, tree)?;
@@ -62,7 +62,7 @@ fn create_webhook(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let context = WebhookContext::new(init, webhook, header, earlier, tree, templates.layout())?;
+    let context = WebhookContext::new(init, webhook, header, earlier, tree)?;
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.create_webhook(&mut plan, &context)?;
@@ -70,22 +70,17 @@ fn create_webhook(
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
 
-/// The whole project as the templates of its own layout render it (the current one, 0.2's or
-/// 0.1's), from its PROJECT alone.
+/// The whole project as its own layout renders it (the current one, or 0.2's or 0.1's,
+/// frozen), from its PROJECT alone.
 pub fn replay_layout(
     project: &Project,
     templates: &Templates,
     rustfmt: &Rustfmt,
     recorded: Tree,
 ) -> anyhow::Result<Tree> {
-    match Layout::of(&project.layout) {
-        Some(layout) if layout == templates.layout() => {
-            return replay_onto(project, templates, recorded);
-        }
-        Some(layout) => return replay_onto(project, &Templates::load_for(layout)?, recorded),
-        None => {}
-    }
     match project.layout.as_str() {
+        LAYOUT => replay_onto(project, templates, recorded),
+        v2::LAYOUT => v2::replay(project, templates),
         v1::LAYOUT => v1::replay(project, templates, rustfmt),
         other => Err(crate::error::user_error(
             format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),

@@ -1,10 +1,10 @@
 //! The templates under `scaffolds/`, embedded in the binary and rendered strictly with tera:
 //! an undefined variable is an error, never an empty string.
 //!
-//! A template is named by its path under a layout's directory, plugin first
-//! (`base/init/src/main.rs.tera`, `kustomize/api/config/crd/crd.json.tera`), and found in
-//! that layout's directory, `scaffolds/v2/` or `scaffolds/v3/`, which holds every template
-//! the layout renders, whole. A name under `v1/` is 0.1's, as it is.
+//! A template of the current layout is named by its path under `scaffolds/v3/`, plugin first
+//! (`base/init/src/main.rs.tera`, `kustomize/api/config/crd/crd.json.tera`): that directory
+//! holds every template the layout renders, whole. A name under `v1/` or `v2/` is a frozen
+//! layout's (`layouts/`), as its release shipped it.
 
 use std::sync::Mutex;
 
@@ -13,9 +13,11 @@ use include_dir::{Dir, include_dir};
 use serde::Serialize;
 use tera::Tera;
 
-use crate::model::project::Layout;
-
 static SCAFFOLDS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/scaffolds");
+/// The current layout's directory under `scaffolds/`.
+const CURRENT: &str = "v3";
+/// The frozen layouts' directories: their planners name their templates in full.
+const FROZEN: [&str; 2] = ["v1/", "v2/"];
 /// The generated operators' runtime crate (the workspace member `runtime/`), which a project
 /// of layout v3 holds a copy of.
 static RUNTIME: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/runtime");
@@ -46,23 +48,15 @@ pub fn runtime_files() -> Vec<(String, &'static str)> {
 /// renders, not all of them.
 pub struct Templates {
     tera: Mutex<Tera>,
-    layout: Layout,
 }
 
 impl Templates {
-    /// Loads every `.tera` file under `scaffolds/`, named by its path there, to render the
-    /// current layout.
+    /// Every `.tera` file under `scaffolds/`, named by its path there.
     pub fn load() -> anyhow::Result<Self> {
-        Self::load_for(Layout::CURRENT)
-    }
-
-    /// The templates, to render `layout`.
-    pub fn load_for(layout: Layout) -> anyhow::Result<Self> {
         let mut tera = Tera::default();
         tera.autoescape_on(Vec::new());
         Ok(Self {
             tera: Mutex::new(tera),
-            layout,
         })
     }
 
@@ -87,18 +81,13 @@ impl Templates {
         Ok(())
     }
 
-    /// The layout these templates render.
-    pub fn layout(&self) -> Layout {
-        self.layout
-    }
-
-    /// The embedded template that `name` (a path under a layout's directory) is in this
-    /// layout.
+    /// The embedded template that `name` is: a path under the current layout's directory,
+    /// or a frozen layout's full name.
     pub fn resolve(&self, name: &str) -> String {
-        if name.starts_with("v1/") {
+        if FROZEN.iter().any(|dir| name.starts_with(dir)) {
             return name.to_string();
         }
-        format!("{}/{name}", self.layout.dir())
+        format!("{CURRENT}/{name}")
     }
 
     /// Renders the template `name` with `context`.

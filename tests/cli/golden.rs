@@ -245,11 +245,14 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
 
 /// A released layout's templates, `scaffolds/<layout>/`, are what its release shipped, byte
 /// for byte and file for file: the base `upgrade` merges against never moves. Read from the
-/// release's commit (tagged `v0.1.0`) in this repository's history.
+/// release's commit (tagged `v0.1.0`, `v0.2.0`) in this repository's history.
 #[test]
 fn released_layouts_keep_their_templates() {
-    // Layout v1: kube-scaffold 0.1.0's `scaffolds/`.
-    const RELEASES: &[(&str, &str, &str)] = &[("v1", "5bbbfdc", "scaffolds")];
+    // Layout v1: kube-scaffold 0.1.0's `scaffolds/`; layout v2: 0.2.0's `scaffolds/v2`.
+    const RELEASES: &[(&str, &str, &str)] = &[
+        ("v1", "5bbbfdc", "scaffolds"),
+        ("v2", "bcfc6c3", "scaffolds/v2"),
+    ];
     let repo = env!("CARGO_MANIFEST_DIR");
     let git = |args: &[&str]| {
         let output = std::process::Command::new("git")
