@@ -7,6 +7,8 @@
 //! - [`controller`]: what every reconciler shares: [`controller::Context`], the error type,
 //!   `observe` (metrics and panic recovery), the per-object backoff, RBAC rules;
 //! - [`children`]: objects a kind owns, applied with server-side apply;
+//! - [`manifests`]: what `make manifests` writes: the CRDs, the manager's role, the webhook
+//!   configurations;
 //! - [`conditions`]: `status.conditions` as `metav1.Condition`;
 //! - [`health`], [`metrics`], [`server`]: the probes, controller-runtime's metrics, and the
 //!   dual-stack HTTP servers that serve them;
@@ -30,6 +32,7 @@ pub mod health;
 #[cfg(feature = "leader-election")]
 pub mod leader;
 pub mod manager;
+pub mod manifests;
 pub mod metrics;
 pub mod server;
 #[cfg(feature = "testing")]

@@ -208,7 +208,7 @@ fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> an
     }
     let copy = external::copy_path(&about.group, &about.plural);
     for version in &about.versions {
-        adopted::rust_types(&crd, version, &copy)?;
+        adopted::rust_types(&crd, version, &copy, adopted::CONDITIONS_SCHEMA)?;
     }
     let controller = prompt::confirm(args.controller, "Create Controller", "--controller")?;
     let gvk = Gvk {

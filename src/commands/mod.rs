@@ -590,7 +590,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(declared, 18, "markers declared in descriptors");
+        assert_eq!(declared, 21, "markers declared in descriptors");
     }
 
     #[test]

@@ -21,7 +21,12 @@ pub const BOILERPLATE: &str = crate::model::project::BOILERPLATE;
 pub const API_MOD: &str = "src/api/mod.rs";
 /// The module of every controller, and the manager's list of them.
 pub const CONTROLLER_MOD: &str = "src/controller/mod.rs";
-/// The webhook server, and the list of every webhook.
+/// The crate's root: its modules, its manager and what `make manifests` writes.
+const LIB: &str = "src/lib.rs";
+const LIB_MODULES: Marker = Marker::new(LIB, "modules");
+const MANAGER_WEBHOOKS: Marker = Marker::new(LIB, "manager");
+const MANIFESTS_WEBHOOKS: Marker = Marker::new(LIB, "manifests");
+/// The list of every webhook (the first `create webhook` writes it).
 pub const WEBHOOK_MOD: &str = "src/webhook/mod.rs";
 /// The mocked API server of the controllers' tests.
 pub const MOCK: &str = "src/controller/mock.rs";
@@ -35,7 +40,7 @@ pub const CONTROLLERS: Marker = Marker::new(CONTROLLER_MOD, "controllers");
 pub const RBAC_RULES: Marker = Marker::new(CONTROLLER_MOD, "rbac-rules");
 pub const WEBHOOK_MODULES: Marker = Marker::new(WEBHOOK_MOD, "webhook-modules");
 pub const WEBHOOKS: Marker = Marker::new(WEBHOOK_MOD, "webhooks");
-/// The conversion webhook, and the list of every conversion.
+/// The list of every conversion (the first `create webhook` writes it).
 pub const CONVERSION_MOD: &str = "src/webhook/conversion.rs";
 pub const CONVERSIONS: Marker = Marker::new(CONVERSION_MOD, "conversions");
 /// A group's module of controllers or hooks in a multigroup project: its template, and its
@@ -67,11 +72,9 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("base/init/gitignore.tera", ".gitignore", IfExists::Error),
     Descriptor::new("base/init/README.md.tera", "README.md", IfExists::Error),
     Descriptor::new("base/init/src/main.rs.tera", "src/main.rs", IfExists::Error),
-    Descriptor::new("base/init/src/lib.rs.tera", "src/lib.rs", IfExists::Error),
+    Descriptor::new("base/init/src/lib.rs.tera", LIB, IfExists::Error).with_markers(&[LIB_MODULES, MANAGER_WEBHOOKS, MANIFESTS_WEBHOOKS]),
     Descriptor::new("base/init/src/api/mod.rs.tera", API_MOD, IfExists::Error).with_markers(&[API_GROUPS, RESOURCES, EXTERNAL_RESOURCES, CRDS]),
     Descriptor::new("base/init/src/controller/mod.rs.tera", CONTROLLER_MOD, IfExists::Error).with_markers(&[CONTROLLER_MODULES, CONTROLLERS, RBAC_RULES]),
-    Descriptor::new("base/init/src/webhook/mod.rs.tera", WEBHOOK_MOD, IfExists::Error).with_markers(&[WEBHOOK_MODULES, WEBHOOKS]),
-    Descriptor::new("base/init/src/webhook/conversion.rs.tera", CONVERSION_MOD, IfExists::Error).with_markers(&[CONVERSIONS]),
     Descriptor::new(CRDGEN_TEMPLATE, CRDGEN, IfExists::Error),
     Descriptor::new("base/init/tests/e2e.rs.tera", "tests/e2e.rs", IfExists::Error),
     Descriptor::new("base/init/tests/integration.rs.tera", "tests/integration.rs", IfExists::Error),
@@ -82,6 +85,13 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("base/init/AGENTS.md.tera", "AGENTS.md", IfExists::Error),
     Descriptor::new("base/init/devcontainer/devcontainer.json.tera", ".devcontainer/devcontainer.json", IfExists::Error),
     Descriptor::new("base/init/devcontainer/post-install.sh.tera", ".devcontainer/post-install.sh", IfExists::Error),
+];
+
+/// The project's webhook module, which the first `create webhook` writes.
+#[rustfmt::skip]
+const WEBHOOK_FILES: &[Descriptor] = &[
+    Descriptor::new("base/webhook/src/webhook/mod.rs.tera", WEBHOOK_MOD, IfExists::Skip).with_markers(&[WEBHOOK_MODULES, WEBHOOKS]),
+    Descriptor::new("base/webhook/src/webhook/conversion.rs.tera", CONVERSION_MOD, IfExists::Skip).with_markers(&[CONVERSIONS]),
 ];
 
 /// Where the project keeps the runtime crate's source, a path dependency.
@@ -175,7 +185,7 @@ impl Plugin for Base {
     }
 
     fn descriptors(&self) -> &'static [&'static [Descriptor]] {
-        &[INIT_FILES]
+        &[INIT_FILES, WEBHOOK_FILES]
     }
 
     fn edit(
@@ -216,6 +226,17 @@ impl Plugin for Base {
 
     fn create_webhook(&self, plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
         plan.insert(RUNTIME_FEATURES, "\"webhooks\",");
+        // The first one makes the project's webhook module and hands it to the manager and
+        // to `make manifests`.
+        plan.add_all(WEBHOOK_FILES);
+        plan.insert(LIB_MODULES, "pub mod webhook;");
+        let (hooks, conversions) = ("webhook::hooks()", "webhook::conversion::conversions()");
+        plan.insert(
+            MANAGER_WEBHOOKS,
+            format!(".webhooks({hooks}, {conversions})"),
+        );
+        let manifests = format!("let manifests = manifests.webhooks({hooks}, {conversions});");
+        plan.insert(MANIFESTS_WEBHOOKS, manifests);
         plan_webhook(plan, c)
     }
 }

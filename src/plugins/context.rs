@@ -41,8 +41,6 @@ pub struct InitContext {
     #[serde(skip)]
     pub license: bool,
     pub versions: Versions,
-    /// The annotation CRDs of Kubernetes' own groups need, and its value.
-    pub api_approval: (&'static str, &'static str),
     /// The manager watches only its own namespace, with a Role (`edit --namespaced`).
     pub namespaced_manager: bool,
     /// `edit --multigroup`: what moves under its group.
@@ -465,7 +463,6 @@ impl InitContext {
             header: String::new(),
             license: init.license == License::Apache2,
             versions: VERSIONS,
-            api_approval: gvk::API_APPROVAL,
             namespaced_manager: false,
             moves: None,
         };
@@ -528,7 +525,12 @@ impl ApiContext {
                     .map(|v| {
                         Ok(AdoptedVersion {
                             version: v.name.clone(),
-                            types: adopted::rust_types(&crd, &v.name, path)?,
+                            types: adopted::rust_types(
+                                &crd,
+                                &v.name,
+                                path,
+                                adopted::CONDITIONS_SCHEMA,
+                            )?,
                             served: v.served,
                         })
                     })

@@ -554,7 +554,12 @@ impl ApiContext {
                     .map(|v| {
                         Ok(AdoptedVersion {
                             version: v.name.clone(),
-                            types: adopted::rust_types(&crd, &v.name, path)?,
+                            types: adopted::rust_types(
+                                &crd,
+                                &v.name,
+                                path,
+                                "crate::api::conditions::schema",
+                            )?,
                             served: v.served,
                         })
                     })

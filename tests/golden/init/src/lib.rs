@@ -16,18 +16,25 @@
 //! that runs them.
 
 use kube_scaffold_runtime::manager::{Manager, Options};
+use kube_scaffold_runtime::manifests::Manifests;
 
 pub mod api;
 pub mod controller;
-#[cfg(test)]
-pub use kube_scaffold_runtime::testing;
-pub mod webhook;
+// +kube-scaffold:scaffold:modules
 
 /// The manager of this operator, as kubebuilder's `main.go` sets it up: every kind, webhook
 /// and controller of the project. `main.rs` runs it; the integration tests too.
 pub fn manager(options: Options) -> Manager {
     Manager::new(env!("CARGO_PKG_NAME"), options)
         .resources(api::resources(), api::external_resources())
-        .webhooks(webhook::hooks(), webhook::conversion::conversions())
+        // +kube-scaffold:scaffold:manager
         .controllers(controller::CONTROLLERS)
+}
+
+/// What `make manifests` writes (`src/bin/crdgen.rs`) and the integration tests install: the
+/// CRDs, the rules of the manager's role, and the webhooks.
+pub fn manifests() -> anyhow::Result<Manifests> {
+    let manifests = Manifests::new(api::crds()?, controller::rbac_rules());
+    // +kube-scaffold:scaffold:manifests
+    Ok(manifests)
 }

@@ -20,7 +20,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube_scaffold_runtime::envtest::Environment;
 use kube_scaffold_runtime::manager::Options;
 
-use guestbook::{api, manager, webhook};
+use guestbook::{manager, manifests};
 
 use support::{Sample, conditions, wait};
 
@@ -69,8 +69,7 @@ async fn check(client: &Client) -> anyhow::Result<()> {
 /// Installs the project's CRDs, as `make manifests` writes them, and those of other projects'
 /// kinds its controllers watch (`hack/crds`); waits until the API server serves them.
 async fn install_crds(client: &Client) -> anyhow::Result<()> {
-    let mut crds = api::crds()?;
-    webhook::conversion::by_webhook(&mut crds, &webhook::conversion::conversions());
+    let mut crds = manifests()?.crds();
     let others = Path::new("hack/crds");
     if others.is_dir() {
         for entry in std::fs::read_dir(others)? {

@@ -15,18 +15,12 @@
 //! Controllers: one module per kind. Each has a `reconcile` and a `start` that the manager
 //! runs; each declares the RBAC rules it needs in `rbac_rules`.
 //!
-//! What they share comes from kube-scaffold-runtime: the `Context`, the `Error` type, the
-//! `Builder` that runs a controller (its cache, retries with backoff, resync, metrics and
-//! panic recovery), the owned children and the conditions.
+//! What they share comes from kube-scaffold-runtime, which each imports by name: the
+//! `Context` and `Error` of `controller`, its `Builder` that runs a controller (its cache,
+//! retries with backoff, resync, metrics and panic recovery), `children` and `conditions`.
 
 use k8s_openapi::api::rbac::v1::PolicyRule;
-
-pub use kube_scaffold_runtime::controller::*;
-pub use kube_scaffold_runtime::{children, conditions};
-
-/// A fake API server for the controllers' tests.
-#[cfg(test)]
-pub use kube_scaffold_runtime::testing::mock;
+use kube_scaffold_runtime::controller::{Start, manager_rules};
 
 // +kube-scaffold:scaffold:controller-modules
 

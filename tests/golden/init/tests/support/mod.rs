@@ -26,7 +26,7 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams,
 };
 
-use guestbook::{api, webhook};
+use guestbook::{api, manifests};
 
 /// Where samples are created.
 pub const NAMESPACE: &str = "default";
@@ -161,8 +161,9 @@ fn api_of(client: &Client, crd: &CustomResourceDefinition, version: &str) -> Api
 /// Each validating webhook with an example it refuses (`refused()` in its module): created as
 /// a dry run, the API server asks the webhook, which refuses it.
 pub async fn validators_refuse_their_examples(client: &Client) -> anyhow::Result<()> {
-    let crds = api::crds()?;
-    for hook in webhook::hooks() {
+    let manifests = manifests()?;
+    let crds = manifests.crds();
+    for hook in manifests.hooks() {
         let Some(example) = &hook.refused else {
             continue;
         };

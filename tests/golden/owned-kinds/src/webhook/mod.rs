@@ -4,7 +4,7 @@
 //! `config/webhook/manifests.yaml`. The server, certificates and reviews are
 //! kube-scaffold-runtime's (its `webhooks` feature).
 
-pub use kube_scaffold_runtime::webhook::*;
+use kube_scaffold_runtime::webhook::Hook;
 
 pub mod conversion;
 

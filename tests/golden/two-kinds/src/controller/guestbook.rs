@@ -8,9 +8,10 @@ use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
+use kube_scaffold_runtime::conditions;
+use kube_scaffold_runtime::controller::{Builder, Context, Error, Result, rule};
 use tracing::instrument;
 
-use super::{Builder, Context, Error, Result, conditions, rule};
 use crate::api::webapp::v1 as webappv1;
 
 /// The kind this controller reconciles.
@@ -30,7 +31,7 @@ const CONDITIONS: &[&str] = &[conditions::AVAILABLE];
 /// retried after 5 s, then later and later up to 5 minutes.
 pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
     // TODO(user): objects this kind owns (a Deployment, a ConfigMap...) go in an `OWNED` list
-    // with a `Child` impl each (`super::children`), then `.owns(OWNED)` here;
+    // with a `Child` impl each (`kube_scaffold_runtime::children`), then `.owns(OWNED)` here;
     // `create api --owns apps/v1/Deployment` scaffolds that.
     Builder::new(CONTROLLER).start(ctx, reconcile)
 }
@@ -109,12 +110,12 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 
 #[cfg(test)]
 mod tests {
+    use kube_scaffold_runtime::controller::observe;
+    use kube_scaffold_runtime::testing::mock::{self, ApiServer};
     use serde_json::Value;
 
     use super::*;
     use crate::api::webapp::v1::GuestbookSpec as Spec;
-    use crate::controller::mock::{self, ApiServer};
-    use crate::controller::observe;
 
     /// The test object's UID, which its children's owner references name.
     const UID: &str = "9c8f3a52-0000-4000-8000-000000000001";

@@ -1,7 +1,8 @@
 //! The validating webhook of `Config` v1: the API server posts every object created
 //! or updated to `/validate-webapp-mock-com-v1-config` and refuses it when a `validate_*` says why.
 
-use super::{Hook, Validator, Verdict};
+use kube_scaffold_runtime::webhook::{Hook, Validator, Verdict};
+
 /// The kind this webhook reviews.
 pub use crate::api::webapp::v1::Config as Object;
 

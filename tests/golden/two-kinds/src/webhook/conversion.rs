@@ -2,7 +2,7 @@
 //! version, the hub, with the `From` impls in `src/api/<group>/<version>/<kind>_conversion.rs`.
 //! `kube-scaffold create webhook --conversion --spoke <version>` adds them.
 
-pub use kube_scaffold_runtime::webhook::conversion::*;
+use kube_scaffold_runtime::webhook::conversion::Conversion;
 
 /// Every conversion of the project: one per version of a kind other than its hub.
 pub fn conversions() -> Vec<Conversion> {

@@ -1,7 +1,8 @@
 //! The defaulting webhook of `Pod` v1: the API server posts every created or
 //! updated object to `/mutate--v1-pod` and stores what `default` makes of it.
 
-use super::Hook;
+use kube_scaffold_runtime::webhook::Hook;
+
 /// The kind this webhook reviews.
 pub use k8s_openapi::api::core::v1::Pod as Object;
 

@@ -7,9 +7,8 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
+use kube_scaffold_runtime::controller::{Builder, Context, Result, rule};
 use tracing::instrument;
-
-use super::{Builder, Context, Result, rule};
 
 /// The kind this controller reconciles.
 pub use crate::api::cert_manager_io::v1::Certificate as Object;
@@ -47,8 +46,10 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 
 #[cfg(test)]
 mod tests {
+    use kube_scaffold_runtime::controller::observe;
+    use kube_scaffold_runtime::testing::mock;
+
     use super::*;
-    use crate::controller::{mock, observe};
 
     fn object() -> Object {
         let mut obj = Object::new("test", Default::default());

@@ -1,9 +1,5 @@
 //! The controllers of the API group `cert-manager.io`: one module per kind.
 
-// What `crate::controller` offers its controllers (the `Builder`, the `Context`, `rule`...),
-// in reach of each kind's module here as `super::`.
-use super::*;
-
 pub mod certificate;
 
 // +kube-scaffold:scaffold:controller-modules

@@ -8,10 +8,11 @@ use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
+use kube_scaffold_runtime::children::{self, Applied, Child, Owned};
+use kube_scaffold_runtime::conditions;
+use kube_scaffold_runtime::controller::{Builder, Context, Error, Result, rule};
 use tracing::instrument;
 
-use super::children::{self, Applied, Child, Owned};
-use super::{Builder, Context, Error, Result, conditions, rule};
 use crate::api::example_com::v1alpha1 as example_comv1alpha1;
 
 // The kinds a `Memcached` owns, and what builds them.
@@ -43,7 +44,7 @@ const CONDITIONS: &[&str] = &[
     conditions::DEGRADED,
 ];
 /// The kinds a `Memcached` owns, each built by its `Child` impl below: the controller watches
-/// them, applies them and reports them in the status (`super::children`).
+/// them, applies them and reports them in the status (`kube_scaffold_runtime::children`).
 const OWNED: &[Owned<Object>] = &[
     Owned::of::<Deployment>(),
     // More: a `Child` impl for the kind below, and `Owned::of::<Kind>()` here.
@@ -243,12 +244,12 @@ mod tests {
     use http::Method;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
+    use kube_scaffold_runtime::controller::observe;
+    use kube_scaffold_runtime::testing::mock::{self, ApiServer};
     use serde_json::{Value, json};
 
     use super::*;
     use crate::api::example_com::v1alpha1::MemcachedSpec as Spec;
-    use crate::controller::mock::{self, ApiServer};
-    use crate::controller::observe;
 
     /// The test object's UID, which its children's owner references name.
     const UID: &str = "9c8f3a52-0000-4000-8000-000000000001";

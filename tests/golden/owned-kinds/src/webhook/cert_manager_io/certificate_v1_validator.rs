@@ -1,7 +1,8 @@
 //! The validating webhook of `Certificate` v1: the API server posts every object created
 //! or updated to `/validate-cert-manager-io-v1-certificate` and refuses it when a `validate_*` says why.
 
-use super::{Hook, Validator, Verdict};
+use kube_scaffold_runtime::webhook::{Hook, Validator, Verdict};
+
 /// The kind this webhook reviews.
 pub use crate::api::cert_manager_io::v1::Certificate as Object;
 
@@ -59,10 +60,9 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use kube::core::DynamicObject;
     use kube::core::admission::{AdmissionResponse, AdmissionReview};
+    use kube_scaffold_runtime::testing;
     use proptest::prelude::*;
     use proptest::test_runner::TestCaseResult;
-
-    use crate::testing;
 
     use super::*;
 

@@ -1,7 +1,8 @@
 //! The defaulting webhook of `Backup` v1: the API server posts every created or
 //! updated object to `/mutate-ops-example-org-v1-backup` and stores what `default` makes of it.
 
-use super::Hook;
+use kube_scaffold_runtime::webhook::Hook;
+
 /// The kind this webhook reviews.
 pub use crate::api::ops_example_org::v1::Backup as Object;
 
@@ -21,9 +22,8 @@ mod tests {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
     use kube::core::DynamicObject;
     use kube::core::admission::AdmissionReview;
+    use kube_scaffold_runtime::testing;
     use proptest::prelude::*;
-
-    use crate::testing;
 
     use super::*;
 

@@ -1,7 +1,8 @@
 //! The defaulting webhook of `Guestbook` v1: the API server posts every created or
 //! updated object to `/mutate-webapp-mock-com-v1-guestbook` and stores what `default` makes of it.
 
-use super::Hook;
+use kube_scaffold_runtime::webhook::Hook;
+
 /// The kind this webhook reviews.
 pub use crate::api::webapp::v1::Guestbook as Object;
 

@@ -1,10 +1,6 @@
 //! The webhooks of the API group `webapp`: one module per kind, version and
 //! kind of hook.
 
-// What `crate::webhook` offers its hooks (`Hook`, `Validator`, `Verdict`...), in reach of each
-// hook's module here as `super::`.
-use super::*;
-
 pub mod guestbook_v1_defaulter;
 
 pub mod guestbook_v1_validator;

@@ -61,7 +61,7 @@ pub enum BackupTargetKind {
 pub struct BackupStatus {
     /// The latest observations of the backup's state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "kube_scaffold_runtime::conditions::schema")]
     pub conditions: Option<Vec<Condition>>,
     /// When the last backup finished.
     #[serde(default, skip_serializing_if = "Option::is_none", rename = "lastBackupTime")]

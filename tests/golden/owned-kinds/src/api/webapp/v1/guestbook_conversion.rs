@@ -6,10 +6,11 @@
 //! other lacks must survive the trip there and back (in an annotation, say), or the round-trip
 //! tests below fail.
 
+use kube_scaffold_runtime::webhook::conversion::Conversion;
+
 use crate::api::webapp::v2::Guestbook as Hub;
 use crate::api::webapp::v2::GuestbookSpec as HubSpec;
 use crate::api::webapp::v2::GuestbookStatus as HubStatus;
-use crate::webhook::conversion::Conversion;
 
 use super::Guestbook as Spoke;
 use super::GuestbookSpec as SpokeSpec;
@@ -56,7 +57,7 @@ impl From<Hub> for Spoke {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::round_trips;
+    use kube_scaffold_runtime::testing::round_trips;
 
     use super::*;
 

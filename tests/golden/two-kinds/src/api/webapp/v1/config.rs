@@ -50,6 +50,6 @@ pub struct ConfigStatus {
     pub observed_generation: Option<i64>,
     /// The latest observations of the object's state (`Available`, `Progressing`, `Degraded`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(schema_with = "crate::api::conditions::schema")]
+    #[schemars(schema_with = "kube_scaffold_runtime::conditions::schema")]
     pub conditions: Vec<k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition>,
 }
