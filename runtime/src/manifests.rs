@@ -154,15 +154,20 @@ impl Manifests {
         let bases = root.join("config/crd/bases");
         fs::create_dir_all(&bases).with_context(|| format!("cannot create {}", bases.display()))?;
         for crd in self.crds() {
-            let file = bases.join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
-            write_yaml(&file, &crd)?;
+            let (group, plural) = (&crd.spec.group, &crd.spec.names.plural);
+            write_yaml(
+                root,
+                &format!("config/crd/bases/{group}_{plural}.yaml"),
+                &crd,
+            )?;
         }
-        write_role(&root.join("config/rbac/role.yaml"), scope, &self.rules)?;
-        write_webhooks(&root.join("config/webhook/manifests.yaml"), &self.hooks)
+        write_role(root, scope, &self.rules)?;
+        write_webhooks(root, &self.hooks)
     }
 }
 
-fn write_role(file: &Path, scope: Scope, rules: &[PolicyRule]) -> anyhow::Result<()> {
+fn write_role(root: &Path, scope: Scope, rules: &[PolicyRule]) -> anyhow::Result<()> {
+    let file = "config/rbac/role.yaml";
     let metadata = ObjectMeta {
         name: Some("manager-role".into()),
         ..ObjectMeta::default()
@@ -170,6 +175,7 @@ fn write_role(file: &Path, scope: Scope, rules: &[PolicyRule]) -> anyhow::Result
     let rules = Some(merge_rules(rules.to_vec()));
     match scope {
         Scope::Cluster => write_yaml(
+            root,
             file,
             &ClusterRole {
                 metadata,
@@ -177,7 +183,7 @@ fn write_role(file: &Path, scope: Scope, rules: &[PolicyRule]) -> anyhow::Result
                 ..ClusterRole::default()
             },
         ),
-        Scope::Namespace => write_yaml(file, &Role { metadata, rules }),
+        Scope::Namespace => write_yaml(root, file, &Role { metadata, rules }),
     }
 }
 
@@ -205,7 +211,7 @@ fn merge_rules(rules: Vec<PolicyRule>) -> Vec<PolicyRule> {
         .collect()
 }
 
-fn write_webhooks(file: &Path, hooks: &[Hook]) -> anyhow::Result<()> {
+fn write_webhooks(root: &Path, hooks: &[Hook]) -> anyhow::Result<()> {
     let (mutating, validating) = webhook::configurations(hooks);
     let mut documents = Vec::new();
     if let Some(mutating) = mutating {
@@ -217,21 +223,25 @@ fn write_webhooks(file: &Path, hooks: &[Hook]) -> anyhow::Result<()> {
     if documents.is_empty() {
         return Ok(());
     }
-    write(file, &documents.join("---\n"))
+    write(
+        root,
+        "config/webhook/manifests.yaml",
+        &documents.join("---\n"),
+    )
 }
 
-fn write_yaml(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
-    let yaml = serde_saphyr::to_string(value)
-        .with_context(|| format!("cannot render {}", path.display()))?;
-    write(path, &yaml)
+fn write_yaml(root: &Path, file: &str, value: &impl Serialize) -> anyhow::Result<()> {
+    let yaml = serde_saphyr::to_string(value).with_context(|| format!("cannot render {file}"))?;
+    write(root, file, &yaml)
 }
 
-/// Writes `yaml` under the header to `path`, and says so (`make manifests` prints it).
+/// Writes `yaml` under the header to `file` under `root`, and says so (`make manifests`
+/// prints it).
 #[allow(clippy::print_stdout)]
-fn write(path: &Path, yaml: &str) -> anyhow::Result<()> {
-    fs::write(path, format!("{HEADER}{yaml}"))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    println!("wrote {}", path.display());
+fn write(root: &Path, file: &str, yaml: &str) -> anyhow::Result<()> {
+    fs::write(root.join(file), format!("{HEADER}{yaml}"))
+        .with_context(|| format!("cannot write {file}"))?;
+    println!("wrote {file}");
     Ok(())
 }
 

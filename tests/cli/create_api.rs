@@ -1020,8 +1020,12 @@ fn edit_multigroup_moves_kinds_under_their_groups_and_then_one_kind_can_be_in_tw
     assert!(!text.contains("pub mod guestbook;"), "{text}");
     let group = fs::read_to_string(dir.join("src/controller/webapp/mod.rs")).unwrap();
     assert!(
-        group.contains("use super::*;\n\npub mod guestbook;\n"),
+        group.contains("`webapp`: one module per kind.\n\npub mod guestbook;\n"),
         "{group}"
+    );
+    assert!(
+        !group.contains("use super::"),
+        "imports name their crate:\n{group}"
     );
     let hooks = fs::read_to_string(dir.join("src/webhook/mod.rs")).unwrap();
     assert!(

@@ -19,6 +19,7 @@ mod namespaced;
 mod project;
 mod readme;
 mod self_signed;
+mod state;
 mod webhooks;
 
 /// The control plane on loopback: no node runs pods.

@@ -1,0 +1,259 @@
+//! The user's own state and errors on a real API server, as docs/project-layout.md shows
+//! them: the manager is given an HTTP client of an outside service (`Manager::state`), the
+//! controller reads it by its type (`ctx.state::<Billing>()`) and returns the service's refusal
+//! as its own error type (`Error::other`), which the runtime logs as `kind="other"` and retries
+//! with backoff until the service answers.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::project::{Project, turn};
+
+/// `Billing`, its error, and the manager given one: appended to and edited into `src/lib.rs`.
+const BILLING: &str = r#"
+/// The billing service the Invoice controller asks before an invoice is available: an HTTP
+/// client (hyper's, which kube's client uses too) and the service's address, `BILLING_URL`.
+/// Cheap to clone: the clones share the client's connections.
+#[derive(Clone)]
+pub struct Billing {
+    client: Client<HttpConnector, Empty<Bytes>>,
+    base: String,
+}
+
+/// What can go wrong with the billing service: the operator's own error type.
+#[derive(Debug)]
+pub enum BillingError {
+    /// The service answered with this status.
+    Refused(u16),
+    /// The service could not be asked.
+    Unreachable(String),
+}
+
+impl std::fmt::Display for BillingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BillingError::Refused(status) => write!(f, "billing refused the invoice: HTTP {status}"),
+            BillingError::Unreachable(why) => write!(f, "billing is unreachable: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for BillingError {}
+
+impl Billing {
+    /// A client of the service at `base`.
+    pub fn new(base: impl Into<String>) -> Self {
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        Self { client, base: base.into() }
+    }
+
+    /// Asks the service to approve the invoice `name`; its answer's body.
+    pub async fn approve(&self, name: &str) -> Result<String, BillingError> {
+        let uri = format!("{}/approve/{name}", self.base)
+            .parse()
+            .map_err(|err| BillingError::Unreachable(format!("{err}")))?;
+        let response = self
+            .client
+            .get(uri)
+            .await
+            .map_err(|err| BillingError::Unreachable(err.to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            return Err(BillingError::Refused(status.as_u16()));
+        }
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|err| BillingError::Unreachable(err.to_string()))?;
+        Ok(String::from_utf8_lossy(&body.to_bytes()).into_owned())
+    }
+}
+"#;
+
+/// The user's lines in the Invoice controller's `apply`: ask the service, fail with its
+/// error, report its answer.
+const APPLY: &str = r#"    let billing = ctx.state::<crate::Billing>()?;
+    let approval = billing.approve(&obj.name_any()).await.map_err(Error::other)?;
+"#;
+
+#[test]
+fn a_client_in_the_context_and_the_users_own_error_drive_the_reconcile() {
+    let _turn = turn();
+    let project = Project::init("billing", &["--domain", "mock.com"]);
+    let kind = ["--group", "shop", "--version", "v1", "--kind", "Invoice"];
+    project.scaffold(&[&["create", "api"][..], &kind].concat());
+    edit_into_a_billing_operator(&project.dir);
+
+    let service = Service::start();
+    service.refuse.store(true, Ordering::SeqCst);
+    project.run("make", &["manifests", "install"]);
+    project.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/invoices.shop.mock.com",
+        "--timeout=30s",
+    ]);
+    project.run("cargo", &["build", "--bin", &project.name]);
+    let mut run = project.command("make", &["run"]);
+    run.env("BILLING_URL", &service.url);
+    let manager = project.start(run);
+
+    // The service refuses: the reconcile fails with the user's error, logged as such, and is
+    // retried (the service is asked again).
+    project.kubectl(&["apply", "-k", "config/samples"]);
+    let object = "invoices.shop.mock.com/invoice-sample";
+    project.wait(
+        "the refused invoice asked again",
+        60,
+        || {
+            format!(
+                "asked: {:?}\n{}",
+                service.asked.lock().unwrap(),
+                manager.log()
+            )
+        },
+        || service.asked("invoice-sample") >= 2,
+    );
+    let log = without_colors(&manager.log());
+    assert!(
+        log.contains("error=billing refused the invoice: HTTP 503 kind=\"other\""),
+        "the user's error is not logged as an error of its own:\n{log}"
+    );
+    assert_ne!(project.condition(object, "Available"), "True");
+
+    // The service answers: the next retry goes through, with what the service said.
+    service.refuse.store(false, Ordering::SeqCst);
+    project.wait(
+        "the invoice Available once billing answers",
+        60,
+        || manager.log(),
+        || project.condition(object, "Available") == "True",
+    );
+    let message = project.jsonpath(
+        &[object],
+        "{.status.conditions[?(@.type==\"Available\")].message}",
+    );
+    assert_eq!(message, "approved invoice-sample");
+    let (_, log) = manager.interrupt(20);
+    assert!(!log.contains("panicked"), "the manager panicked:\n{log}");
+    project.kubectl(&["delete", "-k", "config/samples", "--wait=false"]);
+    project.kubectl(&["delete", "crd", "invoices.shop.mock.com", "--wait=false"]);
+}
+
+/// `log` without the terminal's color codes (`ESC [ ... m`).
+fn without_colors(log: &str) -> String {
+    let mut plain = String::with_capacity(log.len());
+    let mut rest = log;
+    while let Some(at) = rest.find('\u{1b}') {
+        plain.push_str(&rest[..at]);
+        rest = &rest[at..];
+        rest = rest.find('m').map_or("", |end| &rest[end + 1..]);
+    }
+    plain.push_str(rest);
+    plain
+}
+
+/// The user's edits: the client's crates, `Billing` given to the manager, and the controller
+/// asking it in `apply`.
+fn edit_into_a_billing_operator(dir: &Path) {
+    let edit = |file: &str, from: &str, to: &str| {
+        let path = dir.join(file);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} has no `{from}`:\n{text}");
+        fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    };
+    edit(
+        "Cargo.toml",
+        "[dependencies]\n",
+        "[dependencies]\nbytes = \"1\"\nhttp-body-util = \"0.1\"\nhyper-util = { version = \"0.1\", features = [\"client-legacy\", \"http1\", \"tokio\"] }\n",
+    );
+    edit(
+        "src/lib.rs",
+        "use kube_scaffold_runtime::manager::{Manager, Options};\n",
+        "use bytes::Bytes;\nuse http_body_util::{BodyExt, Empty};\nuse hyper_util::client::legacy::Client;\nuse hyper_util::client::legacy::connect::HttpConnector;\nuse hyper_util::rt::TokioExecutor;\nuse kube_scaffold_runtime::manager::{Manager, Options};\n",
+    );
+    edit(
+        "src/lib.rs",
+        "        .resources(api::resources(), api::external_resources())\n",
+        "        .resources(api::resources(), api::external_resources())\n        .state(Billing::new(std::env::var(\"BILLING_URL\").unwrap_or_default()))\n",
+    );
+    let lib = dir.join("src/lib.rs");
+    let text = fs::read_to_string(&lib).unwrap();
+    fs::write(&lib, format!("{text}{BILLING}")).unwrap();
+    let controller = "src/controller/invoice.rs";
+    edit(
+        controller,
+        "    // report what you observed through the conditions below.\n",
+        &format!("    // report what you observed through the conditions below.\n{APPLY}"),
+    );
+    edit(
+        controller,
+        "    let message = format!(\"The {} is reconciled\", Object::kind(&()));\n",
+        "    let message = approval;\n",
+    );
+}
+
+/// A billing service on loopback: answers `/approve/<name>` with `approved <name>`, or 503
+/// while `refuse` holds; counts the requests for each name.
+struct Service {
+    url: String,
+    refuse: Arc<AtomicBool>,
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Service {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let refuse = Arc::new(AtomicBool::new(false));
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let (refusing, log) = (refuse.clone(), asked.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                // The request line, then its headers up to the blank line (read whole: a
+                // socket closed with unread bytes resets the connection).
+                let mut reader = BufReader::new(&stream);
+                let mut request = String::new();
+                if reader.read_line(&mut request).is_err() {
+                    continue;
+                }
+                let mut header = String::new();
+                while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                    header.clear();
+                }
+                let path = request.split_whitespace().nth(1).unwrap_or_default();
+                let name = path
+                    .strip_prefix("/approve/")
+                    .unwrap_or_default()
+                    .to_string();
+                log.lock().unwrap().push(name.clone());
+                let (status, body) = match refusing.load(Ordering::SeqCst) {
+                    true => ("503 Service Unavailable", String::new()),
+                    false => ("200 OK", format!("approved {name}")),
+                };
+                let response = format!(
+                    "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes());
+            }
+        });
+        Service { url, refuse, asked }
+    }
+
+    /// How many times the invoice `name` was asked for.
+    fn asked(&self, name: &str) -> usize {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|n| *n == name)
+            .count()
+    }
+}
