@@ -415,7 +415,7 @@ mod tests {
         }
         let mut memcached = api_inputs(true);
         memcached.owns = vec!["apps/v1/Deployment".into()];
-        memcached.deploy_image = Some(crate::plugins::deploy_image::Options {
+        memcached.deploy_image = Some(crate::model::api::DeployImage {
             image: "memcached:1.6.26-alpine3.19".into(),
             container_command: Some("memcached,-v".into()),
             container_port: Some(11211),

@@ -8,7 +8,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::gvk::Gvk;
-use crate::plugins::deploy_image;
 
 /// What kind of API a `create api` makes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -62,7 +61,25 @@ pub struct ApiInputs {
     pub owns: Vec<String>,
     /// The deploy-image plugin's inputs (`--plugins deploy-image/v1-alpha`): the kind runs
     /// this image in a Deployment it owns.
-    pub deploy_image: Option<deploy_image::Options>,
+    pub deploy_image: Option<DeployImage>,
+}
+
+/// The deploy-image plugin's inputs (`plugins::deploy_image`), validated, as PROJECT records
+/// them with the `create api` (`deployImage`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeployImage {
+    /// `--image`.
+    pub image: String,
+    /// `--image-container-command`, comma-separated, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_command: Option<String>,
+    /// `--image-container-port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_port: Option<u16>,
+    /// `--run-as-user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as_user: Option<i64>,
 }
 
 impl ApiInputs {
@@ -178,7 +195,7 @@ struct Stored {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     storage_version: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    deploy_image: Option<deploy_image::Options>,
+    deploy_image: Option<DeployImage>,
 }
 
 impl From<ApiInputs> for Stored {

@@ -3,15 +3,13 @@
 //! Deployment it owns, kept at the kind's `spec.size`, with a sample that asks for one pod.
 //!
 //! Everything of it is here: its flags (`Flags`, on `create api`), their validation
-//! (`options`), what it stores in PROJECT with the command (`Options`, under `deployImage`),
-//! and its templates (`scaffolds/v3/deploy-image/`), which take the place of the base and
-//! kustomize plugins' for the kind's type, CRD, controller and sample: each extends the base
-//! template it replaces (Tera blocks).
-
-use serde::{Deserialize, Serialize};
+//! (`options`), what it stores in PROJECT with the command (`model::api::DeployImage`, under
+//! `deployImage`), and its templates (`scaffolds/v3/deploy-image/`), which take the place of
+//! the base and kustomize plugins' for the kind's type, CRD, controller and sample: each
+//! extends the base template it replaces (Tera blocks).
 
 use crate::error::user_error;
-use crate::model::api::ApiInputs;
+use crate::model::api::{ApiInputs, DeployImage as Options};
 use crate::model::project::Project;
 use crate::scaffold::plan::Plan;
 use crate::scaffold::tree::Tree;
@@ -42,23 +40,6 @@ pub struct Flags {
     /// deploy-image: the user ID the container runs as.
     #[arg(long, help_heading = "deploy-image/v1-alpha")]
     pub run_as_user: Option<String>,
-}
-
-/// Its inputs, validated, as PROJECT records them with the `create api` (`deployImage`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Options {
-    /// `--image`.
-    pub image: String,
-    /// `--image-container-command`, comma-separated, as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container_command: Option<String>,
-    /// `--image-container-port`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container_port: Option<u16>,
-    /// `--run-as-user`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_as_user: Option<i64>,
 }
 
 /// The Deployment a deploy-image kind owns, as `--owns` spells it.

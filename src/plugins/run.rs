@@ -302,7 +302,7 @@ mod tests {
             ),
         ] {
             let mut api = owner("cache", kind, &["apps/v1/Deployment"]);
-            api.deploy_image = Some(crate::plugins::deploy_image::Options {
+            api.deploy_image = Some(crate::model::api::DeployImage {
                 image,
                 container_command: Some("memcached,--memory-limit=64,-o,modern,-v".into()),
                 container_port: Some(11211),
