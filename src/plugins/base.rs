@@ -28,8 +28,6 @@ const MANAGER_WEBHOOKS: Marker = Marker::new(LIB, "manager");
 const MANIFESTS_WEBHOOKS: Marker = Marker::new(LIB, "manifests");
 /// The list of every webhook (the first `create webhook` writes it).
 pub const WEBHOOK_MOD: &str = "src/webhook/mod.rs";
-/// The mocked API server of the controllers' tests.
-pub const MOCK: &str = "src/controller/mock.rs";
 
 pub const API_GROUPS: Marker = Marker::new(API_MOD, "api-groups");
 pub const RESOURCES: Marker = Marker::new(API_MOD, "resources");

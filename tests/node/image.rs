@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use crate::project::turn;
+use crate::project::{plain, turn};
 use crate::ship::ship;
 
 #[test]
@@ -26,20 +26,4 @@ fn a_controller_edit_rebuilds_the_image_compiling_only_the_projects_crate() {
         "compiled after a controller edit: {compiled:?}\n{output}"
     );
     fs::write(&controller, source).unwrap();
-}
-
-/// `text` without its terminal colours (`ESC [ ... m`): cargo colours its output in the build
-/// when docker gives it a terminal.
-fn plain(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => {
-                chars.by_ref().find(|&c| c == 'm');
-            }
-            c => plain.push(c),
-        }
-    }
-    plain
 }

@@ -7,7 +7,7 @@
 
 use std::sync::OnceLock;
 
-use crate::project::Project;
+use crate::project::{Project, edit};
 
 pub const NAMESPACE: &str = "ship-system";
 pub const DEPLOYMENT: &str = "deployment/ship-controller-manager";
@@ -176,18 +176,6 @@ fn scale_custom_pods(project: &Project) {
         "    .chain(OWNED.iter().flat_map(|owned| (owned.rules)()))\n    \
          .chain([rule(\"\", \"pods\", &[\"delete\"])])\n",
     );
-}
-
-/// Replaces the one `from` in the file at `path` with `to`.
-fn edit(path: &std::path::Path, from: &str, to: &str) {
-    let source = std::fs::read_to_string(path).unwrap();
-    assert_eq!(
-        source.matches(from).count(),
-        1,
-        "{}: {from}",
-        path.display()
-    );
-    std::fs::write(path, source.replace(from, to)).unwrap();
 }
 
 /// The stand-in base images, as `scripts/test-images` names them on its last line.

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::project::{Project, turn};
+use crate::project::{Project, edit, plain, turn};
 
 /// `Billing`, its error, and the manager given one: appended to and edited into `src/lib.rs`.
 const BILLING: &str = r#"
@@ -119,7 +119,7 @@ fn a_client_in_the_context_and_the_users_own_error_drive_the_reconcile() {
         },
         || service.asked("invoice-sample") >= 2,
     );
-    let log = without_colors(&manager.log());
+    let log = plain(&manager.log());
     assert!(
         log.contains("error=billing refused the invoice: HTTP 503 kind=\"other\""),
         "the user's error is not logged as an error of its own:\n{log}"
@@ -145,28 +145,10 @@ fn a_client_in_the_context_and_the_users_own_error_drive_the_reconcile() {
     project.kubectl(&["delete", "crd", "invoices.shop.mock.com", "--wait=false"]);
 }
 
-/// `log` without the terminal's color codes (`ESC [ ... m`).
-fn without_colors(log: &str) -> String {
-    let mut plain = String::with_capacity(log.len());
-    let mut rest = log;
-    while let Some(at) = rest.find('\u{1b}') {
-        plain.push_str(&rest[..at]);
-        rest = &rest[at..];
-        rest = rest.find('m').map_or("", |end| &rest[end + 1..]);
-    }
-    plain.push_str(rest);
-    plain
-}
-
 /// The user's edits: the client's crates, `Billing` given to the manager, and the controller
 /// asking it in `apply`.
 fn edit_into_a_billing_operator(dir: &Path) {
-    let edit = |file: &str, from: &str, to: &str| {
-        let path = dir.join(file);
-        let text = fs::read_to_string(&path).unwrap();
-        assert!(text.contains(from), "{file} has no `{from}`:\n{text}");
-        fs::write(&path, text.replacen(from, to, 1)).unwrap();
-    };
+    let edit = |file: &str, from: &str, to: &str| edit(&dir.join(file), from, to);
     edit(
         "Cargo.toml",
         "[dependencies]\n",

@@ -399,3 +399,31 @@ pub fn base64(bytes: impl AsRef<[u8]>) -> String {
         .unwrap();
     String::from_utf8(output.stdout).unwrap()
 }
+
+/// Replaces the one `from` in the file at `path` with `to`: a user's edit of a generated file.
+pub fn edit(path: &std::path::Path, from: &str, to: &str) {
+    let source = fs::read_to_string(path).unwrap();
+    assert_eq!(
+        source.matches(from).count(),
+        1,
+        "{}: {from}",
+        path.display()
+    );
+    fs::write(path, source.replace(from, to)).unwrap();
+}
+
+/// `text` without its terminal colours (`ESC [ ... m`): cargo colours its output when docker
+/// gives it a terminal, a manager its log.
+pub fn plain(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                chars.by_ref().find(|&c| c == 'm');
+            }
+            c => plain.push(c),
+        }
+    }
+    plain
+}
