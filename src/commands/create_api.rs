@@ -525,9 +525,10 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::codegen::kind_types::KindTypes;
     use crate::model::names::RUST_KEYWORDS;
     use crate::model::project::{InitInputs, License};
-    use crate::plugins::{ApiContext, BUNDLE};
+    use crate::plugins::{ApiContext, ApiPlan, BUNDLE};
     use crate::scaffold::plan::Plan;
     use crate::scaffold::templates::Templates;
 
@@ -573,7 +574,9 @@ mod tests {
             let api = ApiKind::Own { resource: true, storage_version: false };
             let mut inputs = ApiInputs::new(gvk, plural, namespaced, api);
             inputs.finalizer = finalizer;
-            let c = ApiContext::new(&init, &inputs, String::new(), &[]).unwrap();
+            let types = KindTypes::None;
+            let c = ApiContext::new(&init, &inputs, &types, String::new(), &[]).unwrap();
+            let p = ApiPlan::new(&inputs, types, Vec::new(), &[]);
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
             }
@@ -587,7 +590,7 @@ mod tests {
             prop_assert!(!role.contains(['/', '%']), "{}", role);
             let mut plan = Plan::default();
             for plugin in BUNDLE {
-                plugin.create_api(&mut plan, &c, &mut Tree::empty()).unwrap();
+                plugin.create_api(&mut plan, &p, &c, &mut Tree::empty()).unwrap();
             }
             for spec in &plan.files {
                 prop_assert!(TEMPLATES.render(&spec.template, &c).is_ok(), "{}", spec.template);

@@ -275,9 +275,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::codegen::kind_types::KindTypes;
     use crate::model::api::{ApiInputs, ApiKind};
     use crate::model::project::{Command as Step, InitInputs, License};
-    use crate::plugins::{self, ApiContext, BUNDLE, InitContext, kustomize};
+    use crate::plugins::{self, ApiContext, ApiPlan, BUNDLE, InitContext, kustomize};
     use crate::scaffold::marker;
     use crate::scaffold::plan::{Fragment, Plan};
     use crate::scaffold::templates::Templates;
@@ -331,17 +332,19 @@ mod tests {
         assert!(unused.is_empty(), "templates no spec uses: {unused:?}");
     }
 
-    /// The context of `create api` for `api` in a new project.
-    fn api_context(api: &ApiInputs) -> ApiContext {
-        ApiContext::new(&init_inputs(), api, String::new(), &[]).unwrap()
+    /// What the planner and the templates of `create api` see for `api` in a new project.
+    fn api_context(api: &ApiInputs) -> (ApiPlan, ApiContext) {
+        let types = KindTypes::generate(api).unwrap();
+        let context = ApiContext::new(&init_inputs(), api, &types, String::new(), &[]).unwrap();
+        (ApiPlan::new(api, types, Vec::new(), &[]), context)
     }
 
     /// What `plugins` plan for `create api` with `context`, in a new project.
-    fn api_plan(plugins: &[&dyn plugins::Plugin], context: &ApiContext) -> Plan {
+    fn api_plan(plugins: &[&dyn plugins::Plugin], (p, c): &(ApiPlan, ApiContext)) -> Plan {
         let mut plan = Plan::default();
         for plugin in plugins {
             let mut tree = Tree::empty();
-            plugin.create_api(&mut plan, context, &mut tree).unwrap();
+            plugin.create_api(&mut plan, p, c, &mut tree).unwrap();
         }
         plan
     }
@@ -391,7 +394,7 @@ mod tests {
                 if namespaced {
                     *used.entry(templates.resolve(&spec.template)).or_default() += 1;
                 }
-                let text = templates.render(&spec.template, &context).unwrap();
+                let text = templates.render(&spec.template, &context.1).unwrap();
                 assert!(
                     !text.contains("{{ ") && !text.contains("{%"),
                     "{} left a placeholder",
@@ -410,7 +413,7 @@ mod tests {
             .filter(|s| s.template.ends_with("builtin.rs.tera"))
         {
             *used.entry(templates.resolve(&spec.template)).or_default() += 1;
-            let text = templates.render(&spec.template, &context).unwrap();
+            let text = templates.render(&spec.template, &context.1).unwrap();
             assert!(text.contains("Deployment as Object"), "{text}");
         }
         let mut memcached = api_inputs(true);
@@ -431,7 +434,7 @@ mod tests {
             .filter(|s| s.template.starts_with("deploy-image/"));
         for spec in ours {
             *used.entry(templates.resolve(&spec.template)).or_default() += 1;
-            let text = templates.render(&spec.template, &context).unwrap();
+            let text = templates.render(&spec.template, &context.1).unwrap();
             assert!(text.contains("11211"), "{}: {text}", spec.template);
         }
         // Every kind of webhook, for a kind of the project with two versions.

@@ -14,7 +14,7 @@ use crate::model::project::Project;
 use crate::scaffold::plan::Plan;
 use crate::scaffold::tree::Tree;
 
-use super::{ApiContext, Plugin, paths};
+use super::{ApiContext, ApiPlan, Plugin, paths};
 
 /// Its key in PROJECT's `plugins`.
 pub const KEY: &str = "deploy-image.rust.kube-scaffold.io/v1-alpha";
@@ -192,7 +192,13 @@ impl Plugin for DeployImage {
         KEY
     }
 
-    fn create_api(&self, plan: &mut Plan, c: &ApiContext, _: &mut Tree) -> anyhow::Result<()> {
+    fn create_api(
+        &self,
+        plan: &mut Plan,
+        p: &ApiPlan,
+        c: &ApiContext,
+        _: &mut Tree,
+    ) -> anyhow::Result<()> {
         if c.deploy_image.is_none() {
             return Ok(());
         }
@@ -212,7 +218,7 @@ impl Plugin for DeployImage {
             ),
         ];
         let controller = "deploy-image/src/controller/kind.rs.tera";
-        ours.push((c.controller_file(), controller));
+        ours.push((p.controller_file.clone(), controller));
         for (dest, template) in ours {
             anyhow::ensure!(
                 plan.replace_template(&dest, template),

@@ -10,7 +10,8 @@ use crate::ui;
 
 use super::base::own_files;
 use super::multigroup::Grouped;
-use super::{ApiContext, InitContext, Plugin, WebhookContext, paths};
+use super::{ApiContext, ApiPlan, InitContext, Plugin, Source, WebhookContext, paths};
+use crate::codegen::kind_types::KindTypes;
 
 const DEFAULT: &str = "config/default/kustomization.yaml";
 const CRD: &str = "config/crd/kustomization.yaml";
@@ -162,18 +163,24 @@ impl Plugin for Kustomize {
         plan.add_all(METRICS_AUTH_FILES);
     }
 
-    fn create_api(&self, plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
-        let own = own_files(c.force);
-        if c.resource {
+    fn create_api(
+        &self,
+        plan: &mut Plan,
+        p: &ApiPlan,
+        c: &ApiContext,
+        tree: &mut Tree,
+    ) -> anyhow::Result<()> {
+        let own = own_files(p.force);
+        if p.resource {
             let crd_base = paths::crd_base(&c.qualified_group, &c.plural);
             let crd = paths::crd(&c.qualified_group, &c.plural);
-            match &c.adopted_crd {
+            match &p.types {
                 // The user's CRD, until `make manifests` writes it from the types.
-                Some((_, _, manifest)) => {
+                KindTypes::Adopted { manifest, .. } => {
                     plan.computed(crd, manifest.clone());
                 }
                 // Another version of a kind joins its CRD.
-                None => plan.yaml_merged(
+                _ => plan.yaml_merged(
                     "kustomize/api/config/crd/crd.json.tera",
                     crd,
                     manifests::HEADER,
@@ -182,7 +189,7 @@ impl Plugin for Kustomize {
             }
             plan.add_all(CRD_FILES);
             // An adopted kind's spec is the user's: no sample can be guessed that validates.
-            if !c.adopted {
+            if c.source != Source::Adopted {
                 plan.add(&SAMPLES_KUSTOMIZATION);
                 plan.file(
                     "kustomize/api/config/samples/sample.yaml.tera",
@@ -192,7 +199,7 @@ impl Plugin for Kustomize {
                 plan.insert(SAMPLE_RESOURCES, format!("- {}", c.sample_file));
             }
             // The roles are the kind's, whatever the version: the first version made them.
-            if !c.new_version {
+            if !p.new_version {
                 plan.file(
                     "kustomize/api/config/rbac/editor_role.yaml.tera",
                     paths::kind_role(&c.role_prefix, "editor"),
@@ -215,8 +222,8 @@ impl Plugin for Kustomize {
                 ),
             );
         }
-        if c.controller {
-            plan_role(plan, c, tree)?;
+        if p.controller {
+            plan_role(plan, p, c, tree)?;
         }
         Ok(())
     }
@@ -344,10 +351,10 @@ pub const WEBHOOK_MANIFESTS: &str = "config/webhook/manifests.yaml";
 
 /// The manager's ClusterRole with the rules of the kind's controller, if `role.yaml` is still
 /// as `make manifests` wrote it; else a note, and the file is left for `make manifests`.
-fn plan_role(plan: &mut Plan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
+fn plan_role(plan: &mut Plan, p: &ApiPlan, c: &ApiContext, tree: &mut Tree) -> anyhow::Result<()> {
     let role = tree
         .read(manifests::ROLE_FILE)?
-        .and_then(|text| manifests::role_with(text, &c.qualified_group, &c.plural, &c.role_rules));
+        .and_then(|text| manifests::role_with(text, &c.qualified_group, &c.plural, &p.role_rules));
     match role {
         Some(role) => plan.computed(manifests::ROLE_FILE, role),
         None => ui::note(&format!(

@@ -28,8 +28,8 @@ mod policy;
 mod run;
 
 pub use context::{
-    AdoptedVersion, ApiContext, ConversionContext, DeployImageContext, Direction, InitContext,
-    OwnedContext, WebhookContext,
+    ApiContext, ApiPlan, Builder, ConversionContext, DeployImageContext, Direction, InitContext,
+    OwnedContext, Source, WebhookContext,
 };
 pub use run::{command, init, recorded, replay, replay_digests, replay_layout, replay_onto};
 
@@ -39,10 +39,12 @@ pub trait Plugin {
     fn key(&self) -> &'static str;
     /// `init`'s files and inserts.
     fn init(&self, _plan: &mut Plan, _c: &InitContext) {}
-    /// `create api`'s files and inserts; `tree` holds the project as it is.
+    /// `create api`'s files and inserts, planned from `p` with templates that see `c`;
+    /// `tree` holds the project as it is.
     fn create_api(
         &self,
         _plan: &mut Plan,
+        _p: &ApiPlan,
         _c: &ApiContext,
         _tree: &mut Tree,
     ) -> anyhow::Result<()> {

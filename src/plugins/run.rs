@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::codegen::kind_types::KindTypes;
 use crate::model::api::ApiInputs;
 use crate::model::project::{Command, EditInputs, InitInputs, LAYOUT, Project, WebhookInputs};
 use crate::scaffold::plan::Plan;
@@ -11,7 +12,7 @@ use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
-use super::context::{ApiContext, InitContext, WebhookContext};
+use super::context::{ApiContext, ApiPlan, InitContext, WebhookContext};
 use super::policy::project_rules;
 use super::{Plugin, base, resolve};
 use crate::layouts::{v1, v2};
@@ -43,11 +44,12 @@ fn create_api(
     tree: &mut Tree,
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
-    let mut context = ApiContext::new(init, api, header, earlier)?;
-    context.role_rules = project_rules(init, earlier, api)?;
+    let types = KindTypes::generate(api)?;
+    let context = ApiContext::new(init, api, &types, header, earlier)?;
+    let p = ApiPlan::new(api, types, project_rules(init, earlier, api)?, earlier);
     let mut plan = Plan::default();
     for plugin in plugins {
-        plugin.create_api(&mut plan, &context, tree)?;
+        plugin.create_api(&mut plan, &p, &context, tree)?;
     }
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
 }
