@@ -251,13 +251,30 @@ pub struct CreateApiArgs {
     #[arg(long, value_delimiter = ',')]
     pub plugins: Vec<String>,
     #[command(flatten)]
-    pub deploy_image: crate::plugins::deploy_image::Flags,
+    pub deploy_image: DeployImageFlags,
     /// With a new version of a kind the project has: store this version (the others get
     /// `#[kube(storage = false)]`). Without it, the version stored stays the one it was.
     #[arg(long)]
     pub storage_version: bool,
     #[command(flatten)]
     pub write: WriteFlags,
+}
+
+/// The deploy-image plugin's flags on `create api`.
+#[derive(Debug, Default, clap::Args)]
+pub struct DeployImageFlags {
+    /// deploy-image: the container image the kind runs (e.g. `memcached:1.6.26-alpine3.19`).
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub image: Option<String>,
+    /// deploy-image: the container's command, comma-separated (e.g. `memcached,-m=64,-v`).
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub image_container_command: Option<String>,
+    /// deploy-image: the port the container listens on.
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub image_container_port: Option<String>,
+    /// deploy-image: the user ID the container runs as.
+    #[arg(long, help_heading = "deploy-image/v1-alpha")]
+    pub run_as_user: Option<String>,
 }
 
 /// How a `create` command meets the files it scaffolds, and whether it writes.

@@ -19,6 +19,8 @@ use crate::prompt;
 use crate::scaffold::tree::Tree;
 use crate::ui;
 
+mod deploy_image_flags;
+
 pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let mut project = Project::load(root)?;
     project.check_compatible()?;
@@ -99,7 +101,7 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     check_request(&gvk, existing.as_ref(), &request)?;
     let known = project.resources();
     let deploy_image =
-        deploy_image::options(&args.plugins, &args.deploy_image, resource, controller)?;
+        deploy_image_flags::checked(&args.plugins, &args.deploy_image, resource, controller)?;
     let owns = owned_kinds(&args, &gvk, &plural, controller, &domain, &known)?;
     let api = match (external, builtin) {
         (Some((about, text)), _) => ApiKind::External(Crd {
