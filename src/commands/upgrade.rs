@@ -86,39 +86,9 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
             (Some(recorded), Some(text)) => *recorded == apply::digest(text),
             _ => true,
         };
-        let outcome = match (base_text, ours, their_text) {
-            (_, Some(ours), Some(theirs)) if ours == theirs => continue,
-            // A manifest `make manifests` wrote from unedited code is what the new version
-            // writes; one the user's code changed, `make manifests` refreshes.
-            (Some(base), Some(ours), Some(theirs)) if ours == base && exact => {
-                tree.write(path, theirs)?;
-                Outcome::Updated
-            }
-            (_, Some(_), Some(_)) if manifests::is_derived(path) => Outcome::KeptManifest,
-            (Some(base), Some(ours), Some(theirs)) => {
-                let merged = if exact {
-                    merge::merge3(&base, &ours, &theirs)
-                } else {
-                    merge::whole_file_conflict(&ours, &theirs)
-                };
-                write_merged(&mut tree, path, merged)?
-            }
-            (None, Some(ours), Some(theirs)) => {
-                write_merged(&mut tree, path, merge::merge3("", &ours, &theirs))?
-            }
-            (None, None, Some(theirs)) => {
-                tree.write(path, theirs)?;
-                Outcome::Added
-            }
-            (Some(_), None, Some(_)) => Outcome::KeptDeleted,
-            (Some(base), Some(ours), None) if ours == base && exact => {
-                tree.remove(path)?;
-                Outcome::Removed
-            }
-            (Some(_), Some(_), None) => Outcome::KeptEdited,
-            (Some(_), None, None) | (None, _, None) => continue,
-        };
-        outcomes.push((path.clone(), outcome));
+        if let Some(outcome) = upgrade_file(&mut tree, path, base_text, ours, their_text, exact)? {
+            outcomes.push((path.clone(), outcome));
+        }
     }
 
     new.generated = plugins::replay_digests(&theirs, &recorded, &old.generated);
@@ -136,6 +106,57 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     }
     apply::write(root, &changes)?;
     report(&outcomes, &old, version);
+    conflicts(&outcomes, &old.cli_version, version)
+}
+
+/// Upgrades one file from `base` (the old version's output) and `theirs` (the new version's)
+/// where the project has `ours`; `exact`: `base` is what PROJECT says was generated. `None`
+/// when nothing is to be done.
+fn upgrade_file(
+    tree: &mut Tree,
+    path: &str,
+    base: Option<String>,
+    ours: Option<String>,
+    theirs: Option<String>,
+    exact: bool,
+) -> anyhow::Result<Option<Outcome>> {
+    Ok(Some(match (base, ours, theirs) {
+        (_, Some(ours), Some(theirs)) if ours == theirs => return Ok(None),
+        // A manifest `make manifests` wrote from unedited code is what the new version
+        // writes; one the user's code changed, `make manifests` refreshes.
+        (Some(base), Some(ours), Some(theirs)) if ours == base && exact => {
+            tree.write(path, theirs)?;
+            Outcome::Updated
+        }
+        (_, Some(_), Some(_)) if manifests::is_derived(path) => Outcome::KeptManifest,
+        (Some(base), Some(ours), Some(theirs)) => {
+            let merged = if exact {
+                merge::merge3(&base, &ours, &theirs)
+            } else {
+                merge::whole_file_conflict(&ours, &theirs)
+            };
+            write_merged(tree, path, merged)?
+        }
+        (None, Some(ours), Some(theirs)) => {
+            write_merged(tree, path, merge::merge3("", &ours, &theirs))?
+        }
+        (None, None, Some(theirs)) => {
+            tree.write(path, theirs)?;
+            Outcome::Added
+        }
+        (Some(_), None, Some(_)) => Outcome::KeptDeleted,
+        (Some(base), Some(ours), None) if ours == base && exact => {
+            tree.remove(path)?;
+            Outcome::Removed
+        }
+        (Some(_), Some(_), None) => Outcome::KeptEdited,
+        (Some(_), None, None) | (None, _, None) => return Ok(None),
+    }))
+}
+
+/// The end of an upgrade from `from` to `version`: an error naming the files with conflicts,
+/// else what to do next.
+fn conflicts(outcomes: &[(String, Outcome)], from: &str, version: &str) -> anyhow::Result<()> {
     let conflicts: Vec<String> = outcomes
         .iter()
         .filter_map(|(path, outcome)| match outcome {
@@ -158,7 +179,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     }
     ui::say(&format!(
         "\nUpgraded from kube-scaffold {} to {version}. Next: `make manifests test`, and review `git diff`.",
-        old.cli_version
+        from
     ));
     Ok(())
 }

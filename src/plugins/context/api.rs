@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::codegen::external;
 use crate::codegen::kind_types::KindTypes;
 use crate::codegen::manifests;
-use crate::model::api::ApiInputs;
+use crate::model::api::{ApiInputs, DeployImage};
 use crate::model::gvk;
 use crate::model::names;
 use crate::model::owned::Owned;
@@ -31,6 +31,17 @@ pub enum Source {
 }
 
 impl Source {
+    /// Where the type of `api`'s kind comes from; a later version of an adopted kind is
+    /// adopted too.
+    fn of(target: &Target, api: &ApiInputs) -> Self {
+        match (target.builtin, target.from_file, api.external()) {
+            (Some(_), ..) => Self::Builtin,
+            (None, true, Some(_)) => Self::External,
+            (None, true, None) => Self::Adopted,
+            (None, false, _) => Self::Own,
+        }
+    }
+
     /// kopium made the kind's Rust types from a CRD.
     pub fn from_crd(self) -> bool {
         matches!(self, Self::External | Self::Adopted)
@@ -85,10 +96,8 @@ pub struct ApiContext {
     /// The kind's spec has the scaffolded example field `foo` (the type is scaffolded by the
     /// same command), which children's builders use.
     pub spec_foo: bool,
-    /// The deploy-image plugin's inputs, and its image and command as string constants.
+    /// The deploy-image plugin's inputs.
     pub deploy_image: Option<DeployImageContext>,
-    pub image_const: String,
-    pub command_const: String,
     /// kopium derived `Default` for the kind (its tests can build a test object).
     pub external_default: bool,
     /// For a kind the project does not scaffold from a template: the Rust type its controller
@@ -126,10 +135,28 @@ pub struct ApiPlan {
 /// The deploy-image plugin's inputs, as the templates see them.
 #[derive(Serialize)]
 pub struct DeployImageContext {
-    pub image: String,
     pub command: Option<String>,
     pub port: Option<u16>,
     pub run_as_user: Option<i64>,
+    /// The image and the command as string constants.
+    pub image_const: String,
+    pub command_const: String,
+}
+
+impl DeployImageContext {
+    fn new(d: &DeployImage) -> Self {
+        let command_const = match &d.container_command {
+            Some(command) => str_const("const COMMAND: &str", command),
+            None => String::new(),
+        };
+        Self {
+            command: d.container_command.clone(),
+            port: d.container_port,
+            run_as_user: d.run_as_user,
+            image_const: str_const("const IMAGE: &str", &d.image),
+            command_const,
+        }
+    }
 }
 
 /// How the controller builds an owned kind.
@@ -299,19 +326,9 @@ impl ApiContext {
             false => kind_lower.clone(),
         };
         let controller_name = role_prefix.replace('_', "-");
-        let Target {
-            group: qualified_group,
-            builtin,
-            from_file,
-            ..
-        } = target(init, api, known)?;
-        // A later version of an adopted kind is adopted too.
-        let source = match (builtin, from_file, api.external()) {
-            (Some(_), ..) => Source::Builtin,
-            (None, true, Some(_)) => Source::External,
-            (None, true, None) => Source::Adopted,
-            (None, false, _) => Source::Own,
-        };
+        let target = target(init, api, known)?;
+        let (source, builtin) = (Source::of(&target, api), target.builtin);
+        let qualified_group = target.group;
         let rust_kind = match source.from_crd() {
             true => names::kopium_type(&api.kind),
             false => api.kind.clone(),
@@ -326,20 +343,6 @@ impl ApiContext {
             (None, _) => format!("crate::api::{group_module}::{}::{rust_kind}", api.version),
         };
         let spec_foo = api.resource() && api.deploy_image.is_none();
-        let deploy_image = api.deploy_image.as_ref().map(|d| DeployImageContext {
-            image: d.image.clone(),
-            command: d.container_command.clone(),
-            port: d.container_port,
-            run_as_user: d.run_as_user,
-        });
-        let image_const = match &deploy_image {
-            Some(d) => str_const("const IMAGE: &str", &d.image),
-            None => String::new(),
-        };
-        let command_const = match deploy_image.as_ref().and_then(|d| d.command.as_ref()) {
-            Some(command) => str_const("const COMMAND: &str", command),
-            None => String::new(),
-        };
         let (owns, child_imports) = owned_contexts(api, &init.domain, known, spec_foo)?;
         let finalizer = format!("{qualified_group}/finalizer");
         Ok(Self {
@@ -349,9 +352,7 @@ impl ApiContext {
             rust_kind,
             builtin_path,
             stored,
-            deploy_image,
-            image_const,
-            command_const,
+            deploy_image: api.deploy_image.as_ref().map(DeployImageContext::new),
             api_version,
             spec_foo,
             owns,
