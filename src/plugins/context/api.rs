@@ -135,6 +135,7 @@ pub struct ApiPlan {
 /// The deploy-image plugin's inputs, as the templates see them.
 #[derive(Serialize)]
 pub struct DeployImageContext {
+    pub image: String,
     pub command: Option<String>,
     pub port: Option<u16>,
     pub run_as_user: Option<i64>,
@@ -150,6 +151,7 @@ impl DeployImageContext {
             None => String::new(),
         };
         Self {
+            image: d.image.clone(),
             command: d.container_command.clone(),
             port: d.container_port,
             run_as_user: d.run_as_user,
