@@ -36,34 +36,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
         None => own_kind(&project, &args)?,
     };
     let spoke = spokes(&project, &gvk, &args)?;
-    let had = |wanted: fn(&WebhookInputs) -> bool| {
-        project
-            .commands
-            .iter()
-            .filter_map(Command::webhook)
-            .any(|w| {
-                (&w.group, &w.version, &w.kind) == (&gvk.group, &gvk.version, &gvk.kind)
-                    && wanted(w)
-            })
-    };
-    for (asked, exists, flag) in [
-        (args.defaulting, had(|w| w.defaulting), "--defaulting"),
-        (
-            args.programmatic_validation,
-            had(|w| w.validation),
-            "--programmatic-validation",
-        ),
-    ] {
-        if asked && exists && !args.write.force {
-            return Err(user_error(
-                format!(
-                    "`{}/{} {}` has its `{flag}` webhook already; nothing was written",
-                    gvk.group, gvk.version, gvk.kind
-                ),
-                "pass `--force` to scaffold its file again, or drop the flag",
-            ));
-        }
-    }
+    refuse_existing(&project, &gvk, &args)?;
     let self_signed = certificates(&project, args.self_signed)?;
     let mut tree = Tree::over(root);
     base::read_header(&mut tree)?;
@@ -101,6 +74,39 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
     );
     let command = Command::CreateWebhook(inputs);
     super::scaffold(root, tree, project, command, &how, &next)
+}
+
+/// An error if a hook `args` ask for exists already, unless `--force`.
+fn refuse_existing(project: &Project, gvk: &Gvk, args: &CreateWebhookArgs) -> anyhow::Result<()> {
+    let had = |wanted: fn(&WebhookInputs) -> bool| {
+        project
+            .commands
+            .iter()
+            .filter_map(Command::webhook)
+            .any(|w| {
+                (&w.group, &w.version, &w.kind) == (&gvk.group, &gvk.version, &gvk.kind)
+                    && wanted(w)
+            })
+    };
+    for (asked, exists, flag) in [
+        (args.defaulting, had(|w| w.defaulting), "--defaulting"),
+        (
+            args.programmatic_validation,
+            had(|w| w.validation),
+            "--programmatic-validation",
+        ),
+    ] {
+        if asked && exists && !args.write.force {
+            return Err(user_error(
+                format!(
+                    "`{}/{} {}` has its `{flag}` webhook already; nothing was written",
+                    gvk.group, gvk.version, gvk.kind
+                ),
+                "pass `--force` to scaffold its file again, or drop the flag",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The spokes `--conversion --spoke` asks for, checked: other versions of the kind, without a

@@ -69,14 +69,10 @@ fn finish(
             how.conflict_help,
         ));
     }
-    let unedited = |path: &str, tree: &Tree| match tree.original(path) {
-        None => true,
-        Some(before) => project.generated.get(path) == Some(&apply::digest(before)),
-    };
     let edited: Vec<String> = report
         .overwritten
         .iter()
-        .filter(|path| !unedited(path, &tree))
+        .filter(|path| !unedited(&project, &tree, path))
         .cloned()
         .collect();
     if !edited.is_empty() && !how.overwrite_edited {
@@ -100,6 +96,30 @@ fn finish(
             help,
         ));
     }
+    record_digests(&mut project, &tree, report);
+    tree.write(project::FILE, project.to_toml())?;
+
+    let changes = apply::changes(&tree);
+    if how.dry_run {
+        for change in &changes {
+            ui::status(change.action.label(), &change.path);
+            if let (Some(original), Action::Update) = (&change.original, change.action) {
+                ui::diff(&unified_diff(original, &change.content, &change.path));
+            }
+        }
+        ui::note("dry run: nothing was written");
+        return Ok(());
+    }
+    apply::write(root, &changes)?;
+    for change in &changes {
+        ui::status(change.action.label(), &change.path);
+    }
+    Ok(())
+}
+
+/// Records in `project` the digest of every file of `tree` the command generated whole, as
+/// `report` tells, and forgets those it deleted.
+fn record_digests(project: &mut Project, tree: &Tree, report: &Report) {
     // A file is recorded as generated when the tool wrote all of it: new, replaced, or
     // unedited before an insert. One the user had edited stays unrecorded as it was.
     // A moved file stays the tool's if it was (its digest moves with it), else the user's.
@@ -107,12 +127,12 @@ fn finish(
         report
             .moved
             .iter()
-            .any(|(from, to)| to == path && !unedited(from, &tree))
+            .any(|(from, to)| to == path && !unedited(project, tree, from))
     };
     let mut digests = Vec::new();
     for (path, content) in tree.files() {
         let changed = tree.original(path) != Some(content);
-        let ours = (unedited(path, &tree) && !moved_edited(path))
+        let ours = (unedited(project, tree, path) && !moved_edited(path))
             || report.overwritten.iter().any(|p| p == path);
         if changed && ours {
             digests.push((path.to_string(), apply::digest(content)));
@@ -132,24 +152,14 @@ fn finish(
     for path in deleted {
         project.generated.remove(&path);
     }
-    tree.write(project::FILE, project.to_toml())?;
+}
 
-    let changes = apply::changes(&tree);
-    if how.dry_run {
-        for change in &changes {
-            ui::status(change.action.label(), &change.path);
-            if let (Some(original), Action::Update) = (&change.original, change.action) {
-                ui::diff(&unified_diff(original, &change.content, &change.path));
-            }
-        }
-        ui::note("dry run: nothing was written");
-        return Ok(());
+/// Whether the file at `path` was, before the command, as the tool last wrote it (or absent).
+fn unedited(project: &Project, tree: &Tree, path: &str) -> bool {
+    match tree.original(path) {
+        None => true,
+        Some(before) => project.generated.get(path) == Some(&apply::digest(before)),
     }
-    apply::write(root, &changes)?;
-    for change in &changes {
-        ui::status(change.action.label(), &change.path);
-    }
-    Ok(())
 }
 
 /// Renders `command` onto `tree` (the project as it is) with the project's plugins, records it
@@ -353,7 +363,8 @@ mod tests {
     const SAMPLE_INSTALLER: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: guestbook-system\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: guestbook-controller-manager\n  namespace: guestbook-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: manager\n        image: controller:v1\n";
 
     /// The templates a layout's commands render (each rendered), by their embedded name, with
-    /// how many specs use each.
+    /// how many specs use each. Long: one context of each command, side by side, so that a
+    /// template no command renders shows.
     fn uses(templates: &Templates) -> BTreeMap<String, usize> {
         let mut used: BTreeMap<String, usize> = BTreeMap::new();
         let init = InitContext::new(&init_inputs(), templates).unwrap();

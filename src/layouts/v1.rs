@@ -225,6 +225,7 @@ fn resource_plan(plan: &mut Plan, c: &ApiContext) {
     );
 }
 
+/// `create api`'s plan in 0.1's layout. Long, as 0.1 planned it: frozen, never to change.
 #[allow(clippy::too_many_arguments)]
 fn api_plan(
     plan: &mut Plan,

@@ -244,7 +244,8 @@ mod tests {
 
     /// The generated Rust is what `cargo fmt` makes of it, for the shortest and the longest
     /// names the validators accept, without running rustfmt: the output does not depend on
-    /// the user's rustfmt. (This test runs rustfmt, to compare.)
+    /// the user's rustfmt. (This test runs rustfmt, to compare.) Long: one project with every
+    /// kind of command, built in the test so that each name length meets each template.
     #[test]
     fn generated_rust_is_formatted_for_any_name_length() {
         let long_kind = "MutatingWebhookConfigurationForTheVeryLongKindWithManyWordsInIt";

@@ -38,10 +38,6 @@ pub fn render(
     rustfmt: &Rustfmt,
 ) -> anyhow::Result<Report> {
     let mut report = Report::default();
-    // Rust files that got inserts, and whether rustfmt had left them as they were: those stay
-    // formatted; a file formatted some other way by its user keeps its layout. (Only layouts
-    // that format with rustfmt, 0.1's, pass a real one; for the others it changes nothing.)
-    let mut inserted_rust: BTreeMap<String, bool> = BTreeMap::new();
     for spec in &plan.files {
         let existing = tree.read(&spec.dest)?.map(str::to_string);
         let content = render_file(spec, templates, context, rustfmt)?;
@@ -92,6 +88,30 @@ pub fn render(
         tree.write(to, content)?;
         report.moved.push((from.clone(), to.clone()));
     }
+    insert_all(plan, templates, context, tree, rustfmt)?;
+    for path in &plan.removed {
+        if tree.read(path)?.is_some() {
+            tree.remove(path)?;
+        }
+    }
+    for computed in &plan.computed {
+        tree.write(&computed.dest, computed.content.clone())?;
+    }
+    Ok(report)
+}
+
+/// Makes the inserts of `plan` into their files in `tree`.
+fn insert_all(
+    plan: &Plan,
+    templates: &Templates,
+    context: &impl Serialize,
+    tree: &mut Tree,
+    rustfmt: &Rustfmt,
+) -> anyhow::Result<()> {
+    // Rust files that got inserts, and whether rustfmt had left them as they were: those stay
+    // formatted; a file formatted some other way by its user keeps its layout. (Only layouts
+    // that format with rustfmt, 0.1's, pass a real one; for the others it changes nothing.)
+    let mut inserted_rust: BTreeMap<String, bool> = BTreeMap::new();
     for insert in &plan.inserts {
         let Some(current) = tree.read(&insert.file)?.map(str::to_string) else {
             return Err(user_error(
@@ -124,15 +144,7 @@ pub fn render(
         let content = tree.read(file)?.unwrap_or_default().to_string();
         tree.write(file, rustfmt.format(&content, file)?)?;
     }
-    for path in &plan.removed {
-        if tree.read(path)?.is_some() {
-            tree.remove(path)?;
-        }
-    }
-    for computed in &plan.computed {
-        tree.write(&computed.dest, computed.content.clone())?;
-    }
-    Ok(report)
+    Ok(())
 }
 
 /// One file's content: its template rendered, then formatted or converted as it asks.

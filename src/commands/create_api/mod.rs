@@ -26,43 +26,17 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     project.check_compatible()?;
     plugins::resolve(&project)?;
     let domain = project.init.domain.clone();
-    if args.external_api_path.is_some() {
-        return Err(user_error(
-            "`--external-api-path` is a Go import path; a Rust project takes the CRD itself",
-            "pass `--external-api-crd path/to/crd.yaml` (e.g. from `kubectl get crd <name> -o yaml`)",
-        ));
-    }
     if let Some(file) = &args.from_crd {
         base::read_header(&mut Tree::over(root))?;
         return adopt(root, project, &args, file);
     }
-    let external = match &args.external_api_crd {
-        Some(file) => Some(external_kind(&args, file, &domain)?),
-        None => None,
-    };
-    let builtin = match external {
-        Some(_) => None,
-        None => builtin_kind(&args)?,
-    };
-    let (gvk, plural, namespaced) = match (&external, builtin) {
-        (Some((about, _)), _) => {
-            let gvk = Gvk::parse_external(args.group(), args.version(), args.kind())?;
-            (gvk, about.plural.clone(), about.namespaced)
-        }
-        (None, Some(k)) => {
-            let gvk = Gvk {
-                group: builtin::spelled_group(k.group).to_string(),
-                version: k.version.to_string(),
-                kind: k.kind.to_string(),
-            };
-            (gvk, k.plural.to_string(), k.namespaced)
-        }
-        (None, None) => {
-            let gvk = Gvk::parse(args.group(), args.version(), args.kind(), &domain)?;
-            let plural = resource_plural(&gvk, args.plural.as_deref(), &domain)?;
-            (gvk, plural, args.namespaced)
-        }
-    };
+    let Named {
+        gvk,
+        plural,
+        namespaced,
+        external,
+        builtin,
+    } = named(&args, &domain)?;
     check_against_project(&project, &gvk)?;
     base::read_header(&mut Tree::over(root))?;
     let controlled = other_version(&project, &gvk, &plural, namespaced, &args)?;
@@ -125,6 +99,61 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     scaffold(root, project, inputs, &args)
 }
 
+/// The kind `args` name, and where its type comes from.
+struct Named {
+    gvk: Gvk,
+    plural: String,
+    namespaced: bool,
+    /// Another project's CRD (`--external-api-crd`): what it says, and its text.
+    external: Option<(External, String)>,
+    /// A kind Kubernetes defines.
+    builtin: Option<&'static CoreKind>,
+}
+
+/// The kind `args` name, checked: another project's, one Kubernetes defines, or the project's.
+fn named(args: &CreateApiArgs, domain: &str) -> anyhow::Result<Named> {
+    if args.external_api_path.is_some() {
+        return Err(user_error(
+            "`--external-api-path` is a Go import path; a Rust project takes the CRD itself",
+            "pass `--external-api-crd path/to/crd.yaml` (e.g. from `kubectl get crd <name> -o yaml`)",
+        ));
+    }
+    let external = match &args.external_api_crd {
+        Some(file) => Some(external_kind(args, file, domain)?),
+        None => None,
+    };
+    let builtin = match external {
+        Some(_) => None,
+        None => builtin_kind(args)?,
+    };
+    let (gvk, plural, namespaced) = match (&external, builtin) {
+        (Some((about, _)), _) => {
+            let gvk = Gvk::parse_external(args.group(), args.version(), args.kind())?;
+            (gvk, about.plural.clone(), about.namespaced)
+        }
+        (None, Some(k)) => {
+            let gvk = Gvk {
+                group: builtin::spelled_group(k.group).to_string(),
+                version: k.version.to_string(),
+                kind: k.kind.to_string(),
+            };
+            (gvk, k.plural.to_string(), k.namespaced)
+        }
+        (None, None) => {
+            let gvk = Gvk::parse(args.group(), args.version(), args.kind(), domain)?;
+            let plural = resource_plural(&gvk, args.plural.as_deref(), domain)?;
+            (gvk, plural, args.namespaced)
+        }
+    };
+    Ok(Named {
+        gvk,
+        plural,
+        namespaced,
+        external,
+        builtin,
+    })
+}
+
 /// Plans `inputs` with the project's plugins, records the command in PROJECT and writes.
 fn scaffold(
     root: &Path,
@@ -147,25 +176,7 @@ fn scaffold(
 /// project's own.
 fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> anyhow::Result<()> {
     let name = file.display().to_string();
-    let refused = [
-        (args.group.is_some(), "--group"),
-        (args.version.is_some(), "--version"),
-        (args.kind.is_some(), "--kind"),
-        (args.plural.is_some(), "--plural"),
-        (!args.namespaced, "--namespaced=false"),
-        (args.resource == Some(false), "--resource=false"),
-        (args.finalizer, "--finalizer"),
-        (!args.owns.is_empty(), "--owns"),
-        (args.external_api_crd.is_some(), "--external-api-crd"),
-        (!args.plugins.is_empty(), "--plugins"),
-        (args.storage_version, "--storage-version"),
-    ];
-    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
-        return Err(user_error(
-            format!("`{flag}` does not apply with `--from-crd`: the CRD says what the kind is"),
-            format!("drop `{flag}`"),
-        ));
-    }
+    refuse_beside_crd(args)?;
     let text = std::fs::read_to_string(file).map_err(|err| {
         user_error(
             format!("cannot read `--from-crd {name}`: {err}"),
@@ -226,6 +237,31 @@ fn adopt(root: &Path, project: Project, args: &CreateApiArgs, file: &Path) -> an
     inputs.controller = controller;
     inputs.force = args.write.force;
     scaffold(root, project, inputs, args)
+}
+
+/// An error if `args` give a flag that `--from-crd` takes from the CRD.
+fn refuse_beside_crd(args: &CreateApiArgs) -> anyhow::Result<()> {
+    let refused = [
+        (args.group.is_some(), "--group"),
+        (args.version.is_some(), "--version"),
+        (args.kind.is_some(), "--kind"),
+        (args.plural.is_some(), "--plural"),
+        (!args.namespaced, "--namespaced=false"),
+        (args.resource == Some(false), "--resource=false"),
+        (args.finalizer, "--finalizer"),
+        (!args.owns.is_empty(), "--owns"),
+        (args.external_api_crd.is_some(), "--external-api-crd"),
+        (args.external_api_path.is_some(), "--external-api-path"),
+        (!args.plugins.is_empty(), "--plugins"),
+        (args.storage_version, "--storage-version"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        return Err(user_error(
+            format!("`{flag}` does not apply with `--from-crd`: the CRD says what the kind is"),
+            format!("drop `{flag}`"),
+        ));
+    }
+    Ok(())
 }
 
 /// The resource's plural, `given` or the English plural of the kind, checked on its own and
