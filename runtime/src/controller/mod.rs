@@ -8,7 +8,7 @@
 
 mod builder;
 
-pub use builder::{Builder, LAST_APPLIED, RESYNC, retry, slim};
+pub use builder::{Builder, CONCURRENCY, LAST_APPLIED, RESYNC, retry, slim};
 
 use std::any::Any;
 use std::collections::HashMap;
