@@ -4,6 +4,8 @@
 //! CustomPod, whose controller makes `spec.replicas` Pods (`--owns core/v1/Pod`, filled in as
 //! its user would). Its image is built once with `make docker-build`, on the stand-in base
 //! images (`scripts/test-images`), and pushed to the node's registry with `make docker-push`.
+//! It is built with `CARGO_PROFILE=dev`: the scenarios test the image's wiring, not its
+//! optimisation, and a dev build of the dependencies takes minutes less than a release one.
 
 use std::sync::OnceLock;
 
@@ -17,7 +19,8 @@ pub const PAUSE: &str = "localhost:5000/pause:3.10";
 pub struct Ship {
     pub project: Project,
     /// What every `make` here is given: `IMG=`, the image `make deploy` deploys (in the
-    /// node's registry), and `RUST_IMAGE=`, `BASE_IMAGE=`, the stand-ins' names.
+    /// node's registry), `RUST_IMAGE=`, `BASE_IMAGE=`, the stand-ins' names, and
+    /// `CARGO_PROFILE=dev`.
     images: Vec<String>,
 }
 
@@ -69,7 +72,10 @@ pub fn ship() -> &'static Ship {
         // Cargo.lock, which the image's build is locked to, and the CRDs.
         project.run("make", &["manifests"]);
         let images = [
-            vec!["IMG=localhost:5000/ship:v1".to_string()],
+            vec![
+                "IMG=localhost:5000/ship:v1".to_string(),
+                "CARGO_PROFILE=dev".to_string(),
+            ],
             base_images(),
         ]
         .concat();
@@ -81,7 +87,8 @@ pub fn ship() -> &'static Ship {
 }
 
 impl Ship {
-    /// `make ARGS IMG=<image> RUST_IMAGE=... BASE_IMAGE=...` in the project; its output.
+    /// `make ARGS IMG=<image> CARGO_PROFILE=dev RUST_IMAGE=... BASE_IMAGE=...` in the project;
+    /// its output.
     pub fn make(&self, args: &[&str]) -> String {
         self.project.run("make", &self.make_args(args))
     }
