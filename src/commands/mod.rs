@@ -288,7 +288,7 @@ mod tests {
     use crate::codegen::kind_types::KindTypes;
     use crate::model::api::{ApiInputs, ApiKind};
     use crate::model::project::{Command as Step, InitInputs, License};
-    use crate::plugins::{self, ApiContext, ApiPlan, BUNDLE, InitContext, kustomize};
+    use crate::plugins::{self, ApiContext, ApiPlan, BUNDLE, Earlier, InitContext, kustomize};
     use crate::scaffold::marker;
     use crate::scaffold::plan::{Fragment, Plan};
     use crate::scaffold::templates::Templates;
@@ -345,8 +345,9 @@ mod tests {
     /// What the planner and the templates of `create api` see for `api` in a new project.
     fn api_context(api: &ApiInputs) -> (ApiPlan, ApiContext) {
         let types = KindTypes::generate(api).unwrap();
-        let context = ApiContext::new(&init_inputs(), api, &types, String::new(), &[]).unwrap();
-        (ApiPlan::new(api, types, Vec::new(), &[]), context)
+        let before = Earlier::read(api, &[]);
+        let c = ApiContext::new(&init_inputs(), api, &types, String::new(), &before).unwrap();
+        (ApiPlan::new(api, &c, types, Vec::new(), &before), c)
     }
 
     /// What `plugins` plan for `create api` with `context`, in a new project.

@@ -106,7 +106,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     }
     apply::write(root, &changes)?;
     report(&outcomes, &old, version);
-    conflicts(&outcomes, &old.cli_version, version)
+    finish_upgrade(&outcomes, &old.cli_version, version)
 }
 
 /// Upgrades one file from `base` (the old version's output) and `theirs` (the new version's)
@@ -156,7 +156,7 @@ fn upgrade_file(
 
 /// The end of an upgrade from `from` to `version`: an error naming the files with conflicts,
 /// else what to do next.
-fn conflicts(outcomes: &[(String, Outcome)], from: &str, version: &str) -> anyhow::Result<()> {
+fn finish_upgrade(outcomes: &[(String, Outcome)], from: &str, version: &str) -> anyhow::Result<()> {
     let conflicts: Vec<String> = outcomes
         .iter()
         .filter_map(|(path, outcome)| match outcome {

@@ -2,6 +2,7 @@
 //! tests), Makefile, Dockerfile, README and GitHub workflows.
 
 use crate::codegen;
+use crate::codegen::kind_types::KindTypes;
 use crate::error::user_error;
 use crate::model::project::EditInputs;
 use crate::scaffold::marker::Marker;
@@ -11,7 +12,6 @@ use crate::scaffold::tree::Tree;
 
 use super::multigroup::{self, GroupItem, Grouped};
 use super::{ApiContext, ApiPlan, InitContext, Plugin, Source, WebhookContext, paths};
-use crate::codegen::kind_types::KindTypes;
 
 /// The license header's template, rendered first: it goes to `hack/` and atop every source.
 pub const BOILERPLATE_TEMPLATE: &str = "base/init/hack/boilerplate.rs.txt.tera";

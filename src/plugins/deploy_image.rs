@@ -3,10 +3,10 @@
 //! Deployment it owns, kept at the kind's `spec.size`, with a sample that asks for one pod.
 //!
 //! Its flags are `cli::DeployImageFlags`, checked by `create api` into what it stores in
-//! PROJECT with the command (`model::api::DeployImage`, under `deployImage`); here are what it
-//! adds to the request (`add`) and its templates (`scaffolds/v3/deploy-image/`), which take the place of
-//! the base and kustomize plugins' for the kind's type, CRD, controller and sample: each
-//! extends the base template it replaces (Tera blocks).
+//! PROJECT with the command (`model::api::DeployImage`, under `deployImage`). Here are what it
+//! adds to the request (`add`) and its templates (`scaffolds/v3/deploy-image/`), which take
+//! the place of the base and kustomize plugins' for the kind's type, CRD, controller and
+//! sample: each extends the base template it replaces (Tera blocks).
 
 use crate::error::user_error;
 use crate::model::api::{ApiInputs, DeployImage as Options};

@@ -1,6 +1,7 @@
 //! The kustomize plugin: the `config/` tree, as kubebuilder's `kustomize/v2` lays it out:
 //! `default`, `manager`, `rbac`, `crd`, `samples`, `prometheus`, `network-policy`.
 
+use crate::codegen::kind_types::KindTypes;
 use crate::codegen::manifests;
 use crate::model::project::EditInputs;
 use crate::scaffold::marker::Marker;
@@ -11,7 +12,6 @@ use crate::ui;
 use super::base::own_files;
 use super::multigroup::Grouped;
 use super::{ApiContext, ApiPlan, InitContext, Plugin, Source, WebhookContext, paths};
-use crate::codegen::kind_types::KindTypes;
 
 const DEFAULT: &str = "config/default/kustomization.yaml";
 const CRD: &str = "config/crd/kustomization.yaml";

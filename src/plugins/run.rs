@@ -12,7 +12,7 @@ use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
-use super::context::{ApiContext, ApiPlan, InitContext, WebhookContext};
+use super::context::{ApiContext, ApiPlan, Earlier, InitContext, WebhookContext};
 use super::policy::project_rules;
 use super::{Plugin, base, resolve};
 use crate::layouts::{v1, v2};
@@ -45,8 +45,15 @@ fn create_api(
 ) -> anyhow::Result<Report> {
     let header = base::read_header(tree)?;
     let types = KindTypes::generate(api)?;
-    let context = ApiContext::new(init, api, &types, header, earlier)?;
-    let p = ApiPlan::new(api, types, project_rules(init, earlier, api)?, earlier);
+    let before = Earlier::read(api, earlier);
+    let context = ApiContext::new(init, api, &types, header, &before)?;
+    let p = ApiPlan::new(
+        api,
+        &context,
+        types,
+        project_rules(init, earlier, api)?,
+        &before,
+    );
     let mut plan = Plan::default();
     for plugin in plugins {
         plugin.create_api(&mut plan, &p, &context, tree)?;

@@ -566,7 +566,7 @@ mod tests {
     use crate::codegen::kind_types::KindTypes;
     use crate::model::names::RUST_KEYWORDS;
     use crate::model::project::{InitInputs, License};
-    use crate::plugins::{ApiContext, ApiPlan, BUNDLE};
+    use crate::plugins::{ApiContext, ApiPlan, BUNDLE, Earlier};
     use crate::scaffold::plan::Plan;
     use crate::scaffold::templates::Templates;
 
@@ -612,9 +612,9 @@ mod tests {
             let api = ApiKind::Own { resource: true, storage_version: false };
             let mut inputs = ApiInputs::new(gvk, plural, namespaced, api);
             inputs.finalizer = finalizer;
-            let types = KindTypes::None;
-            let c = ApiContext::new(&init, &inputs, &types, String::new(), &[]).unwrap();
-            let p = ApiPlan::new(&inputs, types, Vec::new(), &[]);
+            let (types, before) = (KindTypes::None, Earlier::read(&inputs, &[]));
+            let c = ApiContext::new(&init, &inputs, &types, String::new(), &before).unwrap();
+            let p = ApiPlan::new(&inputs, &c, types, Vec::new(), &before);
             for ident in [&c.group_module, &c.version, &c.kind_module, &c.api_alias, &c.kind] {
                 prop_assert!(is_identifier(ident), "`{}` is no Rust identifier", ident);
             }

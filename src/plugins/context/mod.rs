@@ -15,7 +15,7 @@ use super::multigroup::Moves;
 mod api;
 mod webhook;
 
-pub use api::{ApiContext, ApiPlan, Builder, DeployImageContext, OwnedContext, Source};
+pub use api::{ApiContext, ApiPlan, Builder, DeployImageContext, Earlier, OwnedContext, Source};
 pub use webhook::{ConversionContext, Direction, WebhookContext};
 
 /// Everything the `init` templates see, computed from `init`'s inputs.
