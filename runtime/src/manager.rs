@@ -5,13 +5,21 @@
 //! A project wires it in its `lib.rs`, as kubebuilder's `main.go` wires controller-runtime's
 //! manager, and its `main.rs` runs it:
 //!
-//! ```ignore
+//! ```no_run
+//! # use kube_scaffold_runtime::manager::{Manager, Options};
+//! # mod api { pub fn resources() -> Vec<kube::core::ApiResource> { Vec::new() }
+//! #     pub fn external_resources() -> Vec<kube::core::ApiResource> { Vec::new() } }
+//! # mod webhook { pub fn hooks() -> Vec<kube_scaffold_runtime::webhook::Hook> { Vec::new() }
+//! #     pub mod conversion { pub fn conversions() -> Vec<kube_scaffold_runtime::webhook::conversion::Conversion> { Vec::new() } } }
+//! # mod controller { pub const CONTROLLERS: &[kube_scaffold_runtime::controller::Start] = &[]; }
+//! # async fn run(options: Options) -> anyhow::Result<()> {
 //! Manager::new(env!("CARGO_PKG_NAME"), options)
 //!     .resources(api::resources(), api::external_resources())
 //!     .webhooks(webhook::hooks(), webhook::conversion::conversions())
 //!     .controllers(controller::CONTROLLERS)
 //!     .run()
 //!     .await
+//! # }
 //! ```
 
 use std::hash::{BuildHasher, RandomState};

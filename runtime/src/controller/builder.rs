@@ -3,7 +3,18 @@
 //! project's controller module says what differs from the defaults and hands its `reconcile`
 //! over:
 //!
-//! ```ignore
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use futures::future::BoxFuture;
+//! # use k8s_openapi::api::apps::v1::Deployment;
+//! # use kube::runtime::controller::Action;
+//! # use kube_scaffold_runtime::children::Owned;
+//! # use kube_scaffold_runtime::controller::{Builder, Context, Result};
+//! # const CONTROLLER: &str = "deployment";
+//! # const OWNED: &[Owned<Deployment>] = &[];
+//! # async fn reconcile(_: Arc<Deployment>, _: Arc<Context>) -> Result<Action> {
+//! #     Ok(Action::await_change())
+//! # }
 //! pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
 //!     Builder::new(CONTROLLER).owns(OWNED).start(ctx, reconcile)
 //! }
