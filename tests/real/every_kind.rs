@@ -8,6 +8,8 @@
 
 use std::fs;
 use std::process::Command;
+use std::thread;
+use std::time::Duration;
 
 use crate::control_plane::{free_port, poll};
 use crate::project::{Project, turn};
@@ -209,6 +211,14 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
             file.to_str().unwrap(),
         ]);
     };
+    // The reconciles of the sample so far, by the manager's log.
+    let reconciles = || {
+        log()
+            .lines()
+            .filter(|line| line.contains("reconciled") && line.contains("/guestbook-sample."))
+            .count()
+    };
+    let before = reconciles();
     apply_status(audited(
         "\n  - {type: Audited, status: \"True\", reason: Checked, message: ok, lastTransitionTime: \"2026-11-24T00:00:00Z\"}",
     ));
@@ -224,6 +234,15 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         let path = "{.status.observedGeneration}";
         project.jsonpath(&["guestbooks.webapp.every.example/guestbook-sample"], path) == "2"
     });
+    // Status changes alone, the auditor's and the controller's own, reconcile nothing: the
+    // spec change made one reconcile. (Two seconds for any other reconcile to show.)
+    thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        reconciles() - before,
+        1,
+        "status changes alone reconciled the Guestbook:\n{}",
+        log()
+    );
     assert_eq!(
         project.condition(
             "guestbooks.webapp.every.example/guestbook-sample",

@@ -34,11 +34,26 @@ use futures::{FutureExt, StreamExt};
 use kube::Resource;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, watcher};
 use tracing::{info, warn};
 
 use super::{Context, Error, Result, Scoped, observe, report_synced};
 use crate::children::{Owned, Owner};
+
+/// What makes a change to an object worth a reconcile: its spec (`metadata.generation`, or
+/// any change for a kind without one, such as a ConfigMap), its labels, its annotations or its
+/// finalizers. A change of the status alone is not: the controller's own status apply would
+/// otherwise reconcile every object a second time for nothing (controller-runtime's
+/// `GenerationChangedPredicate`, with the metadata a user may signal through). Deletion bumps
+/// the generation; the finalizer's addition is what `kube::runtime::finalizer` waits for.
+fn changes<K: Resource>(obj: &K) -> Option<u64> {
+    predicates::generation
+        .fallback(predicates::resource_version)
+        .combine(predicates::labels)
+        .combine(predicates::annotations)
+        .combine(predicates::finalizers)
+        .hash_property(obj)
+}
 
 /// The annotation `kubectl apply` (client-side) keeps a copy of the whole object in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -137,7 +152,8 @@ where
             .default_backoff()
             .modify(slim)
             .reflect(writer)
-            .applied_objects();
+            .applied_objects()
+            .predicate_filter(changes, PredicateConfig::default());
         let settings = controller::Config::default().concurrency(concurrency);
         let mut controller = Controller::for_stream(objects, cache)
             .with_config(settings)
