@@ -121,4 +121,51 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
         );
     }
     manager.interrupt(20);
+
+    // `make dev`: it installs the CRDs and runs the manager; a save of the Guestbook's type
+    // rebuilds, installs the changed CRD and restarts the manager; Ctrl-C stops it all.
+    let dev = project.start(project.command("make", &["dev"]));
+    let started = "starting controllers";
+    project.wait(
+        "make dev runs the manager",
+        120,
+        || dev.log(),
+        || dev.log().matches(started).count() == 1,
+    );
+    let schema = || {
+        project.jsonpath(
+            &["crd", "guestbooks.webapp.mock.com"],
+            "{.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties}",
+        )
+    };
+    assert!(!schema().contains("replicas"), "{}", schema());
+    crate::project::edit(
+        &project.dir.join("src/api/webapp/v1/guestbook.rs"),
+        "    pub foo: Option<String>,\n",
+        "    pub foo: Option<String>,\n    #[serde(default)]\n    pub replicas: i32,\n",
+    );
+    project.wait(
+        "make dev restarts the manager after the save",
+        180,
+        || dev.log(),
+        || dev.log().matches(started).count() == 2,
+    );
+    assert!(schema().contains("replicas"), "the CRD was not installed again: {}", schema());
+    // entr runs each round in a process group of its own and stops it with SIGTERM on Ctrl-C.
+    let (_, log) = dev.interrupt(30);
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &format!("^{}", project.manager())])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "a manager outlived make dev: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+    assert!(!log.contains("panicked"), "the manager panicked:\n{log}");
+    assert!(
+        log.contains("shutting down"),
+        "the manager did not stop on Ctrl-C:\n{log}"
+    );
+    project.run("make", &["uninstall"]);
 }
