@@ -63,10 +63,10 @@ pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration
 pub const RESYNC: Duration = Duration::from_secs(300);
 
 /// How many objects a controller reconciles at once, by default. Chosen by measurement
-/// (`scripts/measure-reconcile`, 2,000 objects on 2 cores): 1 takes 30 s, 2 18 s, 4 to 64
-/// 13-14 s, bound by the API server; 8 keeps room for a larger one. controller-runtime's
-/// default is 1, kube-runtime's no limit.
-pub const CONCURRENCY: u16 = 8;
+/// (`scripts/measure-reconcile` on 2 cores, where the API server's CPU bounds it): at 2,000
+/// objects 1 takes 30 s and 4 to 64 13-14 s; at 10,000, 8 took 63-76 s and 32 55-66 s.
+/// controller-runtime's default is 1, kube-runtime's no limit.
+pub const CONCURRENCY: u16 = 32;
 
 /// A controller of kind `K`, before it runs.
 pub struct Builder<K: Owner> {
