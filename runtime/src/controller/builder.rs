@@ -64,7 +64,7 @@ pub const RESYNC: Duration = Duration::from_secs(300);
 
 /// How many objects a controller reconciles at once, by default. Chosen by measurement
 /// (`scripts/measure-reconcile` on 2 cores, where the API server's CPU bounds it): at 2,000
-/// objects 1 takes 30 s and 4 to 64 13-14 s; at 10,000, 8 took 63-76 s and 32 55-66 s.
+/// objects 1 takes 30 s and 4 to 64 13-14 s; at 10,000, 8 took 63-81 s and 32 55-66 s.
 /// controller-runtime's default is 1, kube-runtime's no limit.
 pub const CONCURRENCY: u16 = 32;
 
