@@ -150,7 +150,11 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
         || dev.log(),
         || dev.log().matches(started).count() == 2,
     );
-    assert!(schema().contains("replicas"), "the CRD was not installed again: {}", schema());
+    assert!(
+        schema().contains("replicas"),
+        "the CRD was not installed again: {}",
+        schema()
+    );
     // entr runs each round in a process group of its own and stops it with SIGTERM on Ctrl-C.
     let (_, log) = dev.interrupt(30);
     let left = std::process::Command::new("pgrep")
