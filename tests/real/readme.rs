@@ -157,10 +157,7 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
     );
     // entr runs each round in a process group of its own and stops it with SIGTERM on Ctrl-C.
     let (_, log) = dev.interrupt(30);
-    let left = std::process::Command::new("pgrep")
-        .args(["-f", &format!("^{}", project.manager())])
-        .output()
-        .unwrap();
+    let left = project.output("pgrep", &["-f", &format!("^{}", project.manager())]);
     assert!(
         left.stdout.is_empty(),
         "a manager outlived make dev: {}",
