@@ -23,12 +23,15 @@ const FROZEN: [&str; 2] = ["v1/", "v2/"];
 static RUNTIME: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/runtime");
 
 /// The runtime crate's files, as (path in the crate, text), sorted: its manifest, README and
-/// sources.
+/// sources, and the crate `dylib/` that links them as one shared library.
 pub fn runtime_files() -> Vec<(String, &'static str)> {
     fn walk(dir: &'static Dir<'static>, out: &mut Vec<(String, &'static str)>) {
         for file in dir.files() {
             let path = file.path().to_string_lossy().replace('\\', "/");
-            let wanted = path.starts_with("src/") || path == "Cargo.toml" || path == "README.md";
+            let wanted = path.starts_with("src/")
+                || path.starts_with("dylib/")
+                || path == "Cargo.toml"
+                || path == "README.md";
             if let (true, Some(text)) = (wanted, file.contents_utf8()) {
                 out.push((path, text));
             }

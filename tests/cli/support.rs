@@ -327,7 +327,8 @@ pub fn runtime_copy() -> BTreeMap<String, Vec<u8>> {
     let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
     let mut copy = BTreeMap::from([(format!("{RUNTIME_DIR}/"), Vec::new())]);
     for (name, bytes) in tree(&runtime) {
-        if name.starts_with("src") || name == "Cargo.toml" || name == "README.md" {
+        let wanted = ["src", "dylib"].iter().any(|dir| name.starts_with(dir));
+        if wanted || name == "Cargo.toml" || name == "README.md" {
             copy.insert(format!("{RUNTIME_DIR}/{name}"), bytes);
         }
     }

@@ -42,7 +42,7 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
         ]);
     }
     // Build first: `make run` would compile while the test's clock runs.
-    project.run("cargo", &["build", "--bin", &project.name]);
+    project.build_for_make_run();
 
     let manager = project.start_run(&[]);
     project.kubectl(&["apply", "-k", "config/samples"]);

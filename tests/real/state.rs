@@ -98,7 +98,7 @@ fn a_client_in_the_context_and_the_users_own_error_drive_the_reconcile() {
         "crd/invoices.shop.mock.com",
         "--timeout=30s",
     ]);
-    project.run("cargo", &["build", "--bin", &project.name]);
+    project.build_for_make_run();
     let mut run = project.command("make", &["run"]);
     run.env("BILLING_URL", &service.url);
     let manager = project.start(run);

@@ -68,7 +68,7 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
         r#"[{"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/newField", "value": {"type": "string"}}]"#,
     ]);
 
-    project.run("cargo", &["build", "--bin", &project.name]);
+    project.build_for_make_run();
     let manager = project.start_run(&[&format!("WEBHOOK_LOCAL_URL={WEBHOOK_URL}")]);
     project.wait_local_webhooks(&manager);
     let configurations = |kind: &str| project.kubectl(&["get", kind, "-o", "name"]);

@@ -3,6 +3,10 @@
 
 use kube_scaffold_runtime::manager::{Manager, Options};
 use kube_scaffold_runtime::manifests::Manifests;
+// With the `dynamic-linking` feature (`make run`, `make dev`), the runtime and its dependencies
+// come from one shared library, and a rebuild links only this crate's code.
+#[cfg(feature = "dynamic-linking")]
+use kube_scaffold_runtime_dylib as _;
 
 pub mod api;
 pub mod controller;
