@@ -41,9 +41,9 @@ const CONDITIONS: &[&str] = &[conditions::AVAILABLE];
 
 /// Runs this controller until shutdown: what the manager starts (`super::CONTROLLERS`). Every
 /// `Guestbook` is reconciled when its spec, labels, annotations or finalizers change (not its
-/// status alone), and again about every 5 minutes
-/// (`.resync(..)`), up to 32 at once (`.concurrency(..)`); a failed reconcile is retried after
-/// 5 s, then later and later up to 5 minutes.
+/// status alone), and again about every 5 minutes (`.resync(..)`), up to 32 at once
+/// (`.concurrency(..)`); a failed reconcile is retried after 5 s, then later and later up to 5
+/// minutes.
 pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
     // TODO(user): objects this kind owns (a Deployment, a ConfigMap...) go in an `OWNED` list
     // with a `Child` impl each (`kube_scaffold_runtime::children`), then `.owns(OWNED)` here;

@@ -60,7 +60,7 @@ const IMAGE: &str = "registry.k8s.io/pause:3.10";
 
 /// Runs this controller until shutdown: what the manager starts (`super::CONTROLLERS`). Every
 /// `Site` is reconciled when its spec, labels, annotations or finalizers change (not its
-/// status alone) or one of its children changes, and again about every 5 minutes
+/// status alone) or one of its children (`OWNED`) changes, and again about every 5 minutes
 /// (`.resync(..)`), up to 32 at once (`.concurrency(..)`); a failed reconcile is retried after
 /// 5 s, then later and later up to 5 minutes.
 pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
