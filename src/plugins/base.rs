@@ -65,6 +65,7 @@ const CRDGEN_TEMPLATE: &str = "base/init/src/bin/crdgen.rs.tera";
 #[rustfmt::skip]
 const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("base/init/Cargo.toml.tera", "Cargo.toml", IfExists::Error).with_markers(&[RUNTIME_FEATURES]),
+    Descriptor::new("base/init/build.rs.tera", "build.rs", IfExists::Error),
     Descriptor::new("base/init/Makefile.tera", "Makefile", IfExists::Error),
     Descriptor::new("base/init/Dockerfile.tera", "Dockerfile", IfExists::Error),
     Descriptor::new("base/init/dockerignore.tera", ".dockerignore", IfExists::Error),
