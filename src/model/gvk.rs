@@ -22,6 +22,7 @@ const TAKEN_CRATE_NAMES: &[&str] = &[
     "k8s_openapi",
     "kube",
     "kube_scaffold_runtime",
+    "kube_scaffold_runtime_dylib",
     "metrics_process",
     "proc_macro",
     "prometheus_client",
