@@ -1,6 +1,6 @@
 //! Every combination of `create api` and `create webhook` options a user can give, as
-//! generated: `cargo fmt --check`, `cargo clippy --all-targets -- -D warnings` and `cargo test`
-//! (which builds everything) pass.
+//! generated: `cargo fmt --check`, `cargo clippy --all-targets -- -D warnings` with default
+//! features and with all of them, and `cargo test` (which builds everything) pass.
 //!
 //! A kind's options shape its own files, and each of its files only by some of them: its
 //! controller by where its type comes from (its own, Kubernetes', another project's CRD, an
@@ -238,11 +238,18 @@ fn crd_of(kind: &str, group: &str, namespaced: bool) -> String {
         .replace("scope: Namespaced", &format!("scope: {scope}"))
 }
 
-/// The project at `dir` keeps rustfmt's layout, lints clean, and builds and passes its tests
+/// The project at `dir` keeps rustfmt's layout, lints clean with its default features and with
+/// every feature (`dynamic-linking`, which `make run` turns on), and builds and passes its tests
 /// (`cargo test` builds the manager too: the integration tests need it).
 fn assert_builds_and_lints(dir: &Path) {
     run(dir, "cargo", &["fmt", "--check"]);
-    let clippy = ["clippy", "--all-targets", "--", "-D", "warnings"];
-    run(dir, "cargo", &clippy);
+    for features in [None, Some("--all-features")] {
+        let clippy = ["clippy", "--all-targets", "--", "-D", "warnings"];
+        run(
+            dir,
+            "cargo",
+            &[&clippy[..2], features.as_slice(), &clippy[2..]].concat(),
+        );
+    }
     run(dir, "cargo", &["test"]);
 }
