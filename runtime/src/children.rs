@@ -6,16 +6,20 @@
 //! server-side apply under a controller owner reference (Kubernetes' garbage collector deletes
 //! it with its owner), and never takes over an object of that name that another owner, or
 //! nobody, controls; the owner's status says what the children report.
+//!
+//! The watch event of a child's own write does not reconcile its owner again (`Writes`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
 
-use futures::FutureExt;
 use futures::future::BoxFuture;
+use futures::{FutureExt, TryStreamExt, future};
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams};
-use kube::runtime::{Controller, watcher};
+use kube::core::PartialObjectMeta;
+use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -127,11 +131,61 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
     ])
 }
 
-/// Watches the children of kind `K`: their metadata only (kube's `owns`), and only those this
-/// manager labelled (`labels`), not every object of the kind in the cluster.
+/// Watches the children of kind `K`: their metadata only (as kube's `owns`), and only those
+/// this manager labelled (`labels`), not every object of the kind in the cluster. The event of
+/// a child's write by `apply` is dropped ([`Writes`]).
 fn watch<O: Owner, K: Child<O>>(controller: Controller<O>, ctx: &Context) -> Controller<O> {
-    let children = ctx.api::<K>();
-    controller.owns(children, watcher::Config::default().labels(&selector()))
+    let children = ctx.api::<PartialObjectMeta<K>>();
+    let config = watcher::Config::default().labels(&selector());
+    let writes = ctx.writes.clone();
+    let changed = watcher(children, config)
+        .touched_objects()
+        .try_filter(move |child| future::ready(!writes.is_echo::<O, _>(child)));
+    controller.owns_stream(changed)
+}
+
+/// The children `apply` wrote whose watch event has not come back yet: the resource version
+/// each write returned, by owner kind and child. The owned watch drops an event at that
+/// version, so that applying a child does not reconcile its owner a second time (on an owner
+/// the cache may not yet show with the status that reconcile wrote); any other change to the
+/// child has another version and reconciles the owner. Any event of a child forgets its write.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Writes(Arc<Mutex<HashMap<String, String>>>);
+
+impl Writes {
+    /// The key of `child`, of an owner of kind `O`.
+    fn key<O, C>(child: &C) -> String
+    where
+        O: Resource<DynamicType = ()>,
+        C: Resource<DynamicType = ()>,
+    {
+        let meta = child.meta();
+        let namespace = meta.namespace.as_deref().unwrap_or_default();
+        let name = meta.name.as_deref().unwrap_or_default();
+        let (owner, api_version, kind) = (O::kind(&()), C::api_version(&()), C::kind(&()));
+        format!("{owner}/{api_version}/{kind}/{namespace}/{name}")
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records that `apply` wrote `child`, which the API server returned.
+    fn wrote<O: Resource<DynamicType = ()>, K: Resource<DynamicType = ()>>(&self, child: &K) {
+        if let Some(version) = child.meta().resource_version.clone() {
+            self.lock().insert(Self::key::<O, K>(child), version);
+        }
+    }
+
+    /// Whether the event of `child` is that of a write of `apply`; forgets the write.
+    fn is_echo<O, K>(&self, child: &PartialObjectMeta<K>) -> bool
+    where
+        O: Resource<DynamicType = ()>,
+        K: Resource<DynamicType = ()>,
+    {
+        let written = self.lock().remove(&Self::key::<O, _>(child));
+        written.is_some_and(|version| child.meta().resource_version.as_ref() == Some(&version))
+    }
 }
 
 /// The label selector of this manager's children.
@@ -171,7 +225,8 @@ where
         return Err(invalid("an object lacks its controller owner reference"));
     }
     let api = Api::<K>::namespaced(ctx.client.clone(), &namespace);
-    if let Some(existing) = api.get_opt(&name).await?
+    let existing = api.get_opt(&name).await?;
+    if let Some(existing) = &existing
         && !controlled(existing.meta())
     {
         let owner_kind = O::kind(&());
@@ -181,6 +236,10 @@ where
     }
     let params = PatchParams::apply(manager).force();
     let applied = api.patch(&name, &params, &Patch::Apply(&child)).await?;
+    // A new resource version: the apply changed the child, and its watch event is this write's.
+    if existing.and_then(|e| e.meta().resource_version.clone()) != applied.meta().resource_version {
+        ctx.writes.wrote::<O, K>(&applied);
+    }
     Ok(match applied.not_ready() {
         None => Applied::Ready,
         Some(why) => Applied::NotReady(why),
@@ -210,6 +269,57 @@ mod tests {
         assert_eq!(refs[0].controller, Some(true));
         assert_eq!(refs[0].block_owner_deletion, Some(true));
         assert_eq!(meta.namespace.as_deref(), Some("default"));
+    }
+
+    /// The metadata of ConfigMap `default/c` at resource version `version`, as the owned
+    /// watch sees it.
+    fn event(version: &str) -> PartialObjectMeta<ConfigMap> {
+        use kube::core::PartialObjectMetaExt;
+        let meta = ObjectMeta {
+            name: Some("c".into()),
+            namespace: Some("default".into()),
+            resource_version: Some(version.into()),
+            ..ObjectMeta::default()
+        };
+        meta.into_response_partial()
+    }
+
+    /// That ConfigMap as an apply returns it.
+    fn written(version: &str) -> ConfigMap {
+        ConfigMap {
+            metadata: event(version).metadata,
+            ..ConfigMap::default()
+        }
+    }
+
+    #[test]
+    fn the_event_of_a_write_is_dropped_and_any_other_reconciles() {
+        use k8s_openapi::api::core::v1::{Pod, Service};
+        let writes = Writes::default();
+        writes.wrote::<Pod, _>(&written("10"));
+        assert!(
+            writes.is_echo::<Pod, _>(&event("10")),
+            "the write's own event"
+        );
+        assert!(
+            !writes.is_echo::<Pod, _>(&event("10")),
+            "only once: forgotten"
+        );
+        writes.wrote::<Pod, _>(&written("11"));
+        assert!(
+            !writes.is_echo::<Pod, _>(&event("12")),
+            "someone else's change"
+        );
+        assert!(
+            !writes.is_echo::<Pod, _>(&event("11")),
+            "forgotten at the first event"
+        );
+        writes.wrote::<Service, _>(&written("13"));
+        assert!(
+            !writes.is_echo::<Pod, _>(&event("13")),
+            "another owner kind's write"
+        );
+        assert!(writes.is_echo::<Service, _>(&event("13")));
     }
 
     /// The owned watch selects by `labels`: a child built from `meta` is one it sees.

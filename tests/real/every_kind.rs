@@ -2,9 +2,10 @@
 //! deploy-image, built-in, another project's, adopted), its manager running with exactly the
 //! generated ServiceAccount's permissions (a token of that account) and leader election, on a
 //! real API server: no request is forbidden; owned Deployments carry a controller reference,
-//! follow the spec and go with their owner (the garbage collector); a condition another field
-//! manager writes stays that manager's; /metrics answers over HTTPS only the clients the API
-//! server authorizes; SIGTERM releases the lease.
+//! follow the spec, come back to it when someone else changes them, and go with their owner
+//! (the garbage collector); a condition another field manager writes stays that manager's;
+//! /metrics answers over HTTPS only the clients the API server authorizes; SIGTERM releases
+//! the lease.
 
 use std::fs;
 use std::process::Command;
@@ -191,6 +192,15 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     project.wait("the Deployment follows the spec", 60, log, || {
         project.jsonpath(&["deployment/memcached-sample"], "{.spec.replicas}") == "2"
     });
+    // A change to the Deployment by someone else reconciles its owner, which applies the
+    // spec's replicas again: only the manager's own writes are not heard back.
+    project.kubectl(&["scale", "deployment/memcached-sample", "--replicas=5"]);
+    project.wait(
+        "the Deployment back at the spec's replicas",
+        60,
+        log,
+        || project.jsonpath(&["deployment/memcached-sample"], "{.spec.replicas}") == "2",
+    );
 
     // A condition of another field manager: kept by the controller's status apply, and that
     // manager's alone, so it can take it back.

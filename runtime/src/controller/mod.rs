@@ -54,6 +54,8 @@ pub struct Context {
     pub namespace: Option<String>,
     /// The project's own state, one value per type.
     pub(crate) state: http::Extensions,
+    /// The children's writes whose watch events are the manager's own.
+    pub(crate) writes: crate::children::Writes,
 }
 
 impl Context {
@@ -73,6 +75,7 @@ impl Context {
             shutdown: CancellationToken::new(),
             namespace: None,
             state: http::Extensions::new(),
+            writes: Default::default(),
         }
     }
 
