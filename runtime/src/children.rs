@@ -106,15 +106,35 @@ impl<O: Owner> Owned<O> {
 /// deletion of the owner waits for its children. (Where the API server enforces owner
 /// references, setting it needs `update` on `<owner's plural>/finalizers`.)
 pub fn meta<O: Resource<DynamicType = ()>>(owner: &O) -> ObjectMeta {
+    // A sharded owner's child follows it: the shard's owned watch selects by this label.
+    let labels = labels(owner)
+        .into_iter()
+        .chain(shard_label(owner))
+        .collect();
     ObjectMeta {
         name: owner.meta().name.clone(),
         namespace: owner.meta().namespace.clone(),
-        labels: Some(labels(owner)),
+        labels: Some(labels),
         owner_references: owner.controller_owner_ref(&()).map(|mut r| {
             r.block_owner_deletion = Some(true);
             vec![r]
         }),
         ..ObjectMeta::default()
+    }
+}
+
+/// The label that names the shard of `owner`, if it has one: its children carry it too.
+fn shard_label<O: Resource>(owner: &O) -> Option<(String, String)> {
+    #[cfg(feature = "sharding")]
+    {
+        let key = crate::sharding::label(crate::manager::name());
+        let shard = owner.meta().labels.as_ref()?.get(&key)?;
+        Some((key, shard.clone()))
+    }
+    #[cfg(not(feature = "sharding"))]
+    {
+        let _ = owner;
+        None
     }
 }
 
@@ -136,7 +156,11 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
 /// a child's write by `apply` is dropped ([`Writes`]).
 fn watch<O: Owner, K: Child<O>>(controller: Controller<O>, ctx: &Context) -> Controller<O> {
     let children = ctx.api::<PartialObjectMeta<K>>();
-    let config = watcher::Config::default().labels(&selector());
+    let selector = match ctx.shard_selector() {
+        Some(shard) => format!("{},{shard}", selector()),
+        None => selector(),
+    };
+    let config = watcher::Config::default().labels(&selector);
     let writes = ctx.writes.clone();
     let changed = watcher(children, config)
         .touched_objects()

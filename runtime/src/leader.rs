@@ -10,6 +10,7 @@
 //! one write of the lease as it last wrote it (client-go's fast path), and reads it only when
 //! that write fails (another process took it, or the API server refused).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
@@ -97,6 +98,8 @@ pub struct Elector {
     observed: Option<(LeaseSpec, Instant)>,
     /// The lease as this process last wrote it, while it holds it.
     held: Option<Lease>,
+    /// The labels the lease is created with.
+    labels: Option<BTreeMap<String, String>>,
 }
 
 impl Elector {
@@ -115,7 +118,14 @@ impl Elector {
             timing,
             observed: None,
             held: None,
+            labels: None,
         }
+    }
+
+    /// This elector, creating its lease with `labels` (how a shard's Lease is found).
+    pub fn labelled(mut self, labels: BTreeMap<String, String>) -> Self {
+        self.labels = Some(labels);
+        self
     }
 
     /// Waits until this process holds the lease, trying every retry period. Each answer of
@@ -218,6 +228,7 @@ impl Elector {
             let lease = Lease {
                 metadata: ObjectMeta {
                     name: Some(self.name.clone()),
+                    labels: self.labels.clone(),
                     ..ObjectMeta::default()
                 },
                 spec: Some(self.record(None)),

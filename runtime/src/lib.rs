@@ -13,6 +13,7 @@
 //! - [`health`], [`metrics`], [`server`]: the probes, controller-runtime's metrics, and the
 //!   dual-stack HTTP servers that serve them;
 //! - [`leader`] (feature `leader-election`): client-go's leader election over a Lease;
+//! - [`sharding`] (feature `sharding`): each replica reconciles its share of the objects;
 //! - [`webhook`]: defaulting, validating and conversion webhooks and their configurations;
 //!   with feature `webhooks`, their HTTPS server, certificates and registration under
 //!   `make run` (without it, a manager with webhooks refuses to start);
@@ -35,6 +36,8 @@ pub mod manager;
 pub mod manifests;
 pub mod metrics;
 pub mod server;
+#[cfg(feature = "sharding")]
+pub mod sharding;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhook;

@@ -142,6 +142,23 @@ pub struct Options {
     #[cfg(feature = "leader-election")]
     #[arg(long, default_value = "2s", value_parser = humantime::parse_duration)]
     pub leader_elect_retry_period: Duration,
+    /// Every replica reconciles its own share of the objects (a shard), instead of the leader
+    /// reconciling them all: each holds a Lease of its own, and the holder of the leader
+    /// lease assigns the objects (docs/scaling.md). Needs the `sharding` feature.
+    #[arg(
+        long,
+        env = "SHARDING",
+        default_value_t = false,
+        action = clap::ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub sharding: bool,
+    /// With --sharding: this replica's shard, the pod's name [default: the host's name and a
+    /// random suffix].
+    #[arg(long, env = "POD_NAME")]
+    pub shard_name: Option<String>,
     /// How log lines are written; RUST_LOG filters them (default: info).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -214,6 +231,30 @@ pub fn identity() -> String {
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
     let random = RandomState::new().hash_one(std::process::id());
     format!("{host}_{random:016x}")
+}
+
+/// This replica's shard name: `--shard-name` (the pod's name), else the host's name and a
+/// random suffix, lowercase, as a label value may hold it.
+#[cfg(feature = "sharding")]
+fn shard_name(given: Option<&str>) -> String {
+    if let Some(name) = given.filter(|name| !name.is_empty()) {
+        return name.to_string();
+    }
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
+    let host: String = host
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(46)
+        .collect();
+    let random = RandomState::new().hash_one(std::process::id());
+    format!("{}-{random:016x}", host.trim_matches('-'))
 }
 
 /// What a project's manager runs: its kinds, controllers and webhooks, under its flags.
@@ -347,6 +388,19 @@ impl Manager {
             self.hooks.is_empty() && self.conversions.is_empty(),
             "the project has webhooks, but kube-scaffold-runtime was built without its `webhooks` feature: add it to the features of that dependency in Cargo.toml"
         );
+        #[cfg(not(feature = "sharding"))]
+        anyhow::ensure!(
+            !options.sharding,
+            "--sharding needs kube-scaffold-runtime's `sharding` feature: run `kube-scaffold edit --sharding`, or add the feature to that dependency in Cargo.toml"
+        );
+        #[cfg(feature = "sharding")]
+        let replica = match options.sharding {
+            true => Some(crate::sharding::replica::Replica::new(
+                &shard_name(options.shard_name.as_deref()),
+                name(),
+            )?),
+            false => None,
+        };
         check_cluster(&client, &self.resources, &self.external).await?;
 
         let mut ctx = Context::new(client.clone());
@@ -354,6 +408,10 @@ impl Manager {
         ctx.shutdown = shutdown;
         ctx.namespace = options.watch_namespace.clone().filter(|ns| !ns.is_empty());
         ctx.state = self.state;
+        #[cfg(feature = "sharding")]
+        {
+            ctx.shard = replica.as_ref().map(|replica| replica.shard());
+        }
         let ctx = Arc::new(ctx);
         server::serve(
             options.health_probe_bind_address,
@@ -418,6 +476,22 @@ impl Manager {
             (local, drain)
         };
 
+        #[cfg(feature = "sharding")]
+        if let Some(replica) = replica {
+            let namespace = options.leader_election_namespace.as_deref().context(
+                "--sharding needs the Leases' namespace: set POD_NAMESPACE or --leader-election-namespace",
+            )?;
+            let lease = options
+                .leader_election_id
+                .clone()
+                .unwrap_or_else(|| format!("{}-leader-election", name()));
+            let outcome = replica
+                .run(ctx.clone(), &self.controllers, namespace, &lease, timing)
+                .await;
+            #[cfg(feature = "webhooks")]
+            stop_serving(local, drain, &ctx.shutdown).await;
+            return outcome;
+        }
         #[cfg(feature = "leader-election")]
         let mut elector = None;
         #[cfg(feature = "leader-election")]

@@ -35,7 +35,7 @@ use kube::Resource;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, watcher};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::{Context, Error, Result, Scoped, observe, report_synced};
 use crate::children::{Owned, Owner};
@@ -147,6 +147,7 @@ where
             resync,
         } = self;
         let api = ctx.api::<K>();
+        let config = sharded(config, &ctx);
         let (cache, writer) = reflector::store();
         let objects = watcher(api, config)
             .default_backoff()
@@ -163,26 +164,61 @@ where
         }
         report_synced(name, controller.store(), ctx.health.clone());
         ctx.metrics.start_controller(name, concurrency);
+        #[cfg(feature = "sharding")]
+        let sharder = crate::sharding::sharder::run::<K>(ctx.clone(), name, controller.store());
+        #[cfg(not(feature = "sharding"))]
+        let sharder = std::future::pending::<()>();
         let reconcile = move |obj: Arc<K>, ctx: Arc<Context>| {
             let reconcile = reconcile.clone();
             async move {
+                // The sharder asked this replica to give the object up: that is this
+                // reconcile, in the object's slot, after any reconcile of it that ran.
+                #[cfg(feature = "sharding")]
+                if let Some(shard) = ctx.shard.as_ref().filter(|shard| shard.draining(&*obj)) {
+                    if shard.release(&ctx, &*obj).await? {
+                        ctx.metrics.released(name);
+                        let object = obj.meta().name.as_deref().unwrap_or_default();
+                        info!(controller = name, object, "released to another shard");
+                    }
+                    return Ok(Action::await_change());
+                }
                 let action = observe(name, obj, ctx, reconcile).await?;
                 Ok::<_, Error>(resynced(action, resync))
             }
         };
-        controller
+        let controller = controller
             .run(reconcile, retry, ctx)
             .for_each(|result| async move {
                 match result {
                     Ok((obj, _)) => info!(object = %obj, "reconciled"),
                     // `retry` has logged it, with its kind.
                     Err(controller::Error::ReconcilerFailed(..)) => {}
+                    // A resync due after the object left this replica's watch (deleted, or
+                    // moved to another shard).
+                    Err(controller::Error::ObjectNotFound(obj)) => {
+                        debug!(object = %obj, "no longer watched")
+                    }
                     Err(err) => warn!(error = %err, "controller error"),
                 }
-            })
-            .await;
+            });
+        // The sharder never ends: the controller's end ends it.
+        tokio::select! {
+            () = controller => {}
+            () = sharder => {}
+        }
         info!(controller = name, "controller stopped");
     }
+}
+
+/// `config`, selecting only this replica's shard's objects when the manager is sharded.
+fn sharded(mut config: watcher::Config, ctx: &Context) -> watcher::Config {
+    if let Some(ours) = ctx.shard_selector() {
+        config.label_selector = Some(match config.label_selector.take() {
+            Some(selector) => format!("{selector},{ours}"),
+            None => ours,
+        });
+    }
+    config
 }
 
 /// Drops from `obj`, as a controller's cache keeps it, what no reconcile reads: its

@@ -56,6 +56,10 @@ pub struct Context {
     pub(crate) state: http::Extensions,
     /// The children's writes whose watch events are the manager's own.
     pub(crate) writes: crate::children::Writes,
+    /// This replica's shard, when the manager runs with `--sharding`: the controllers watch
+    /// only its objects.
+    #[cfg(feature = "sharding")]
+    pub shard: Option<Arc<crate::sharding::Shard>>,
 }
 
 impl Context {
@@ -76,6 +80,8 @@ impl Context {
             namespace: None,
             state: http::Extensions::new(),
             writes: Default::default(),
+            #[cfg(feature = "sharding")]
+            shard: None,
         }
     }
 
@@ -97,6 +103,15 @@ impl Context {
                 std::any::type_name::<S>()
             ))
         })
+    }
+
+    /// The label selector of this replica's shard's objects, when the manager is sharded.
+    pub fn shard_selector(&self) -> Option<String> {
+        #[cfg(feature = "sharding")]
+        if let Some(shard) = &self.shard {
+            return Some(shard.selector());
+        }
+        None
     }
 
     /// The API of the objects of `K` the controllers see: a namespaced kind's in

@@ -112,6 +112,12 @@ struct LeaseLabels {
     name: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AssignmentLabels {
+    controller: String,
+    reason: String,
+}
+
 type Durations = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 type Latencies = Family<WebhookLabels, Histogram, fn() -> Histogram>;
 
@@ -129,6 +135,9 @@ pub struct Metrics {
     webhook_in_flight: Family<WebhookLabels, Gauge>,
     webhook_latency: Latencies,
     leading: Family<LeaseLabels, Gauge>,
+    shard_objects: Family<ControllerLabels, Gauge>,
+    shard_released: Family<ControllerLabels, Counter>,
+    shard_assignments: Family<AssignmentLabels, Counter>,
 }
 
 impl Default for Metrics {
@@ -150,6 +159,9 @@ impl Default for Metrics {
                 Histogram::new(WEBHOOK_LATENCY_BUCKETS.iter().copied())
             }),
             leading: Family::default(),
+            shard_objects: Family::default(),
+            shard_released: Family::default(),
+            shard_assignments: Family::default(),
         };
         metrics.registered()
     }
@@ -221,6 +233,22 @@ impl Metrics {
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
             self.leading.clone(),
+        );
+        let sharding = self.registry.sub_registry_with_prefix("sharding");
+        sharding.register(
+            "objects",
+            "Number of objects this replica holds (its shard's) per controller",
+            self.shard_objects.clone(),
+        );
+        sharding.register(
+            "released",
+            "Total number of objects this replica gave up to another shard per controller",
+            self.shard_released.clone(),
+        );
+        sharding.register(
+            "assignments",
+            "Total number of objects the sharder labelled per controller and reason: new (no shard, or released), drain (asked to leave a live shard), dead (moved off a dead shard)",
+            self.shard_assignments.clone(),
         );
         self.registry.register_collector(Box::new(ProcessCollector));
         self
@@ -321,6 +349,30 @@ impl Metrics {
             name: name.to_string(),
         };
         self.leading.get_or_create(&labels).set(i64::from(leading));
+    }
+
+    /// Records how many objects this replica holds for `controller` (sharded).
+    pub fn holding(&self, controller: &str, objects: usize) {
+        let objects = i64::try_from(objects).unwrap_or(i64::MAX);
+        self.shard_objects
+            .get_or_create(&controller_labels(controller))
+            .set(objects);
+    }
+
+    /// Counts one object this replica gave up to another shard.
+    pub fn released(&self, controller: &str) {
+        self.shard_released
+            .get_or_create(&controller_labels(controller))
+            .inc();
+    }
+
+    /// Counts one object the sharder labelled, for `reason` (`new`, `drain`, `dead`).
+    pub fn assigned(&self, controller: &str, reason: &str) {
+        let labels = AssignmentLabels {
+            controller: controller.to_string(),
+            reason: reason.to_string(),
+        };
+        self.shard_assignments.get_or_create(&labels).inc();
     }
 
     /// The metrics in the OpenMetrics text format.

@@ -1,0 +1,103 @@
+//! A sharded manager's run: this replica's Lease held, its controllers run on its share, and
+//! the sharder run while it holds the leader lease.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use tokio::sync::watch;
+use tracing::info;
+
+use super::ring::Ring;
+use super::{Shard, check_name, sharder};
+use crate::controller::{self, Context, Start};
+use crate::leader::{Elector, Timing};
+
+/// This replica of a sharded manager, before it runs.
+pub(crate) struct Replica {
+    shard: Arc<Shard>,
+    leading: watch::Sender<bool>,
+    members: watch::Sender<Ring>,
+}
+
+impl Replica {
+    /// The replica `name` (the pod's) of the ring `ring` (the project's).
+    pub(crate) fn new(name: &str, ring: &str) -> anyhow::Result<Self> {
+        check_name(name)
+            .map_err(anyhow::Error::msg)
+            .context("--shard-name (POD_NAME) names this replica's shard: pass a pod's name")?;
+        let (leading, leading_rx) = watch::channel(false);
+        let (members, members_rx) = watch::channel(Ring::default());
+        let shard = Arc::new(Shard::new(name, ring, leading_rx, members_rx));
+        Ok(Self {
+            shard,
+            leading,
+            members,
+        })
+    }
+
+    /// The shard, for the controllers' context.
+    pub(crate) fn shard(&self) -> Arc<Shard> {
+        self.shard.clone()
+    }
+
+    /// Holds the shard's Lease in `namespace`, then runs `controllers` on this shard's objects
+    /// until the shutdown, and the sharder whenever this replica holds the leader lease
+    /// `leader`. Fails, as a leader does, when either Lease is lost; releases both on the way
+    /// out, once the controllers have stopped, so that the shard's objects move at once.
+    pub(crate) async fn run(
+        self,
+        ctx: Arc<Context>,
+        controllers: &[Start],
+        namespace: &str,
+        leader: &str,
+        timing: Timing,
+    ) -> anyhow::Result<()> {
+        let identity = crate::manager::identity();
+        let shard = self.shard.clone();
+        let client = ctx.client.clone();
+        let mut member = Elector::new(client.clone(), namespace, &shard.lease(), &identity, timing)
+            .labelled(shard.lease_labels());
+        ctx.health.standby(timing.lease_duration);
+        tokio::select! {
+            () = member.acquire(&ctx.health) => info!(shard = %shard.name, "holding the shard's lease"),
+            () = ctx.shutdown.cancelled() => return Ok(()),
+        }
+        let mut sharder = Elector::new(client, namespace, leader, &identity, timing);
+        ctx.metrics.set_leading(leader, false);
+        let outcome = {
+            let controllers =
+                controller::supervise(ctx.clone(), controllers, controller::SHUTDOWN_GRACE);
+            let lead = async {
+                sharder.acquire(&ctx.health).await;
+                ctx.metrics.set_leading(leader, true);
+                self.leading.send_replace(true);
+                let members = sharder::members(
+                    ctx.clone(),
+                    shard.clone(),
+                    namespace.to_string(),
+                    timing.retry_period,
+                    self.members,
+                );
+                tokio::select! {
+                    lost = sharder.keep() => lost,
+                    () = members => unreachable!("the members are kept for ever"),
+                }
+            };
+            tokio::select! {
+                outcome = controllers => outcome,
+                lost = member.keep() => {
+                    ctx.health.fail(lost.to_string());
+                    Err(anyhow::anyhow!("the shard's lease: {lost}: stopping, so that no other replica reconciles its objects at once"))
+                }
+                lost = lead => {
+                    ctx.health.fail(lost.to_string());
+                    Err(anyhow::anyhow!("{lost}: stopping, so that only one replica assigns the objects"))
+                }
+            }
+        };
+        ctx.metrics.set_leading(leader, false);
+        sharder.release().await;
+        member.release().await;
+        outcome
+    }
+}

@@ -1,0 +1,399 @@
+//! The sharder: run by the holder of the leader lease, it keeps the ring of live shards from
+//! their Leases ([`members`]) and places each object of a controller's kind on it ([`assign`]),
+//! through the drain step when the object leaves a live shard ([`decide`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, Preconditions};
+use kube::core::{ApiResource, PartialObjectMeta};
+use kube::runtime::reflector::Store;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use tokio::sync::{Semaphore, watch};
+use tokio::time::Instant;
+use tracing::{debug, info, warn};
+
+use super::ring::Ring;
+use super::{RING_LABEL, SHARD_LABEL, Shard, dynamic_api};
+use crate::children::Owner;
+use crate::controller::{Context, Scoped};
+
+/// How many label patches the sharder has in flight at once.
+const PATCHES: usize = 32;
+
+/// How long a dead shard's Lease is kept before the sharder deletes it.
+const FORGET_DEAD: Duration = Duration::from_secs(60);
+
+/// What the sharder writes on an object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Move {
+    /// Names the object's shard: a new object, or one whose shard released it or died.
+    Assign { shard: String, reason: Reason },
+    /// Asks the object's live shard to give it up.
+    Drain,
+    /// Takes back a drain the ring no longer wants (the object's shard is its owner again).
+    Keep,
+}
+
+/// Why an object is assigned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reason {
+    /// It had no shard: new, or released by its old shard after a drain.
+    New,
+    /// Its shard died (its Lease expired or was released).
+    Dead,
+}
+
+impl Reason {
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Reason::New => "new",
+            Reason::Dead => "dead",
+        }
+    }
+}
+
+/// What to write on an object whose shard label says `current` and drain label `draining`,
+/// on `ring`; `None`: nothing. An object leaves a live shard only through the drain step.
+pub(crate) fn decide(
+    key: &str,
+    current: Option<&str>,
+    draining: bool,
+    ring: &Ring,
+) -> Option<Move> {
+    let want = ring.owner(key)?;
+    let live = |shard: &str| ring.shards().iter().any(|s| s == shard);
+    let assign = |reason| {
+        Some(Move::Assign {
+            shard: want.to_string(),
+            reason,
+        })
+    };
+    match current {
+        None => assign(Reason::New),
+        Some(shard) if !live(shard) => assign(Reason::Dead),
+        Some(shard) if shard == want => draining.then_some(Move::Keep),
+        Some(_) if draining => None,
+        Some(_) => Some(Move::Drain),
+    }
+}
+
+/// Keeps `ring` to the live shards of `shard`'s ring, from their Leases in `namespace`, read
+/// every `period`: a Lease whose holder is set and that changed within its duration, by this
+/// process's clock (client-go's rule: clock skew between nodes does not matter). Deletes the
+/// Leases of shards dead for [`FORGET_DEAD`].
+pub(crate) async fn members(
+    ctx: Arc<Context>,
+    shard: Arc<Shard>,
+    namespace: String,
+    period: Duration,
+    ring: watch::Sender<Ring>,
+) {
+    let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &namespace);
+    let params = ListParams::default().labels(&format!("{RING_LABEL}={}", shard.ring));
+    // Per Lease: its record as last read and when it last changed; when it was first seen dead.
+    let mut seen: HashMap<String, (LeaseSpec, Instant, Option<Instant>)> = HashMap::new();
+    loop {
+        match leases.list(&params).await {
+            Ok(list) => {
+                let now = Instant::now();
+                let mut live = Vec::new();
+                let mut listed = HashMap::new();
+                for lease in list {
+                    let (Some(name), Some(member)) = (
+                        lease.metadata.name.clone(),
+                        lease.labels().get(SHARD_LABEL).cloned(),
+                    ) else {
+                        continue;
+                    };
+                    let spec = lease.spec.clone().unwrap_or_default();
+                    let (changed, dead_since) = match seen.remove(&name) {
+                        Some((old, changed, dead_since)) if old == spec => (changed, dead_since),
+                        _ => (now, None),
+                    };
+                    let duration = spec
+                        .lease_duration_seconds
+                        .and_then(|s| u64::try_from(s).ok())
+                        .map_or(Duration::from_secs(15), Duration::from_secs);
+                    let held = spec
+                        .holder_identity
+                        .as_deref()
+                        .is_some_and(|h| !h.is_empty());
+                    let alive = held && now.duration_since(changed) < duration;
+                    let dead_since = match alive {
+                        true => None,
+                        false => dead_since.or(Some(now)),
+                    };
+                    if alive {
+                        live.push(member);
+                    } else if dead_since.is_some_and(|t| now.duration_since(t) >= FORGET_DEAD) {
+                        forget(&leases, &lease).await;
+                    }
+                    listed.insert(name, (spec, changed, dead_since));
+                }
+                seen = listed;
+                let next = Ring::new(live);
+                ring.send_if_modified(|ring| {
+                    let changed = *ring != next;
+                    if changed {
+                        info!(shards = ?next.shards(), "the live shards changed");
+                        *ring = next;
+                    }
+                    changed
+                });
+            }
+            Err(err) => warn!(error = %err, "cannot list the shards' Leases; retrying"),
+        }
+        tokio::time::sleep(period).await;
+    }
+}
+
+/// Deletes the Lease of a dead shard, unless it changed since it was read.
+async fn forget(leases: &Api<Lease>, lease: &Lease) {
+    let name = lease.name_any();
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            resource_version: lease.resource_version(),
+            uid: lease.uid(),
+        }),
+        ..DeleteParams::default()
+    };
+    match leases.delete(&name, &params).await {
+        Ok(_) => info!(lease = %name, "deleted the Lease of a dead shard"),
+        Err(err) => debug!(error = %err, lease = %name, "cannot delete a dead shard's Lease"),
+    }
+}
+
+/// What the sharder knows of an object: enough to decide and to patch it.
+#[derive(Clone, Debug)]
+struct Seen {
+    name: String,
+    namespace: Option<String>,
+    version: Option<String>,
+    shard: Option<String>,
+    draining: bool,
+}
+
+/// How often a replica counts the objects it holds, for the metrics.
+const COUNT_EVERY: Duration = Duration::from_secs(5);
+
+/// The sharding side of the controller `controller` of `K`, whose cache is `cache`: the
+/// objects it holds counted in the metrics, and, while this replica leads, the sharder of `K`.
+/// Never ends; without sharding it does nothing.
+pub(crate) async fn run<K>(ctx: Arc<Context>, controller: &'static str, cache: Store<K>)
+where
+    K: Owner,
+    K::Scope: Scoped,
+{
+    let Some(shard) = ctx.shard.clone() else {
+        return std::future::pending().await;
+    };
+    let counting = async {
+        loop {
+            ctx.metrics.holding(controller, cache.len());
+            tokio::time::sleep(COUNT_EVERY).await;
+        }
+    };
+    tokio::join!(assign::<K>(ctx.clone(), shard, controller), counting);
+}
+
+/// Places every object of `K` on the ring while this replica leads (for ever after it starts
+/// leading: a replica that stops leading exits). Watches the objects' metadata only; each
+/// change of an object, and each change of the ring, is decided at once, so a new object
+/// gets its shard without waiting for a periodic pass.
+pub(crate) async fn assign<K>(ctx: Arc<Context>, shard: Arc<Shard>, controller: &'static str)
+where
+    K: Owner,
+    K::Scope: Scoped,
+{
+    let mut leading = shard.leading.clone();
+    if leading.wait_for(|leading| *leading).await.is_err() {
+        return std::future::pending().await;
+    }
+    info!(controller, "placing objects on the shards");
+    let (label, drain) = (shard.label(), shard.drain_label());
+    let seen = |meta: &PartialObjectMeta<K>| {
+        let key = key(meta);
+        let seen = Seen {
+            name: meta.name_any(),
+            namespace: meta.namespace(),
+            version: meta.resource_version(),
+            shard: meta.labels().get(&label).cloned(),
+            draining: meta.labels().get(&drain).is_some_and(|v| v == "true"),
+        };
+        (key, seen)
+    };
+    let writer = Arc::new(Writer {
+        ctx: ctx.clone(),
+        resource: ApiResource::erase::<K>(&()),
+        label: shard.label(),
+        drain: shard.drain_label(),
+        controller,
+        slots: Arc::new(Semaphore::new(PATCHES)),
+    });
+    let mut members = shard.members.clone();
+    let mut ring = members.borrow_and_update().clone();
+    let mut objects: HashMap<String, Seen> = HashMap::new();
+    let mut listing: Option<HashMap<String, Seen>> = None;
+    let events = watcher(
+        ctx.api::<PartialObjectMeta<K>>(),
+        watcher::Config::default().any_semantic(),
+    )
+    .default_backoff();
+    let mut events = std::pin::pin!(events);
+    loop {
+        tokio::select! {
+            event = events.next() => match event {
+                None => return std::future::pending().await,
+                Some(Err(err)) => warn!(controller, error = %err, "the sharder's watch failed; retrying"),
+                Some(Ok(watcher::Event::Init)) => listing = Some(HashMap::new()),
+                Some(Ok(watcher::Event::InitApply(meta))) => {
+                    let (key, seen) = seen(&meta);
+                    listing.get_or_insert_with(HashMap::new).insert(key, seen);
+                }
+                Some(Ok(watcher::Event::InitDone)) => {
+                    objects = listing.take().unwrap_or_default();
+                    for (key, object) in &objects {
+                        writer.clone().decide(key, object, &ring).await;
+                    }
+                }
+                Some(Ok(watcher::Event::Apply(meta))) => {
+                    let (key, object) = seen(&meta);
+                    writer.clone().decide(&key, &object, &ring).await;
+                    objects.insert(key, object);
+                }
+                Some(Ok(watcher::Event::Delete(meta))) => {
+                    objects.remove(&key(&meta));
+                }
+            },
+            changed = members.changed() => {
+                if changed.is_err() {
+                    return std::future::pending().await;
+                }
+                ring = members.borrow_and_update().clone();
+                for (key, object) in &objects {
+                    writer.clone().decide(key, object, &ring).await;
+                }
+            }
+        }
+    }
+}
+
+/// The key an object is placed by: `namespace/name` (`name` for a cluster-scoped kind).
+fn key<K: Resource>(obj: &K) -> String {
+    match obj.meta().namespace.as_deref() {
+        Some(namespace) => format!("{namespace}/{}", obj.name_any()),
+        None => obj.name_any(),
+    }
+}
+
+/// Writes the sharder's labels on the objects of one kind, a bounded number at once.
+struct Writer {
+    ctx: Arc<Context>,
+    resource: ApiResource,
+    label: String,
+    drain: String,
+    controller: &'static str,
+    slots: Arc<Semaphore>,
+}
+
+impl Writer {
+    /// Writes what `decide` says of `object`, in a task of its own once a slot is free. Each
+    /// patch carries the resource version the decision read: if the object changed since, the
+    /// patch fails (409) and the change's own event is decided again.
+    async fn decide(self: Arc<Self>, key: &str, object: &Seen, ring: &Ring) {
+        let Some(next) = decide(key, object.shard.as_deref(), object.draining, ring) else {
+            return;
+        };
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
+            return;
+        };
+        let object = object.clone();
+        tokio::spawn(async move {
+            self.write(&object, &next).await;
+            drop(slot);
+        });
+    }
+
+    async fn write(&self, object: &Seen, next: &Move) {
+        let labels: BTreeMap<&str, Option<&str>> = match next {
+            Move::Assign { shard, .. } => BTreeMap::from([
+                (self.label.as_str(), Some(shard.as_str())),
+                (&self.drain, None),
+            ]),
+            Move::Drain => BTreeMap::from([(self.drain.as_str(), Some("true"))]),
+            Move::Keep => BTreeMap::from([(self.drain.as_str(), None)]),
+        };
+        let patch = serde_json::json!({
+            "metadata": { "resourceVersion": object.version, "labels": labels }
+        });
+        let api = dynamic_api(&self.ctx, &self.resource, object.namespace.as_deref());
+        let params = PatchParams::default();
+        match api
+            .patch_metadata(&object.name, &params, &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => {
+                debug!(controller = self.controller, object = %object.name, ?next, "sharded");
+                let metrics = &self.ctx.metrics;
+                match next {
+                    Move::Assign { reason, .. } => {
+                        metrics.assigned(self.controller, reason.label())
+                    }
+                    Move::Drain => metrics.assigned(self.controller, "drain"),
+                    Move::Keep => {}
+                }
+            }
+            Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => {
+                debug!(object = %object.name, "changed or deleted since it was read");
+            }
+            Err(err) => {
+                warn!(error = %err, object = %object.name, "cannot label an object for its shard")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assign(shard: &str, reason: Reason) -> Option<Move> {
+        Some(Move::Assign {
+            shard: shard.into(),
+            reason,
+        })
+    }
+
+    #[test]
+    fn an_object_leaves_a_live_shard_only_through_the_drain() {
+        let ring = Ring::new(["a", "b"]);
+        let key = (0..100)
+            .map(|i| format!("default/object-{i}"))
+            .find(|key| ring.owner(key) == Some("b"))
+            .unwrap();
+        assert_eq!(decide(&key, None, false, &ring), assign("b", Reason::New));
+        assert_eq!(decide(&key, Some("b"), false, &ring), None);
+        assert_eq!(decide(&key, Some("a"), false, &ring), Some(Move::Drain));
+        assert_eq!(
+            decide(&key, Some("a"), true, &ring),
+            None,
+            "waits for a to release it"
+        );
+        assert_eq!(decide(&key, Some("b"), true, &ring), Some(Move::Keep));
+        assert_eq!(
+            decide(&key, Some("gone"), false, &ring),
+            assign("b", Reason::Dead)
+        );
+        assert_eq!(
+            decide(&key, Some("gone"), true, &ring),
+            assign("b", Reason::Dead),
+            "a dead shard cannot release it"
+        );
+        assert_eq!(decide(&key, None, false, &Ring::default()), None);
+    }
+}
