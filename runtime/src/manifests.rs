@@ -172,7 +172,7 @@ fn write_role(root: &Path, scope: Scope, rules: &[PolicyRule]) -> anyhow::Result
         name: Some("manager-role".into()),
         ..ObjectMeta::default()
     };
-    let rules = Some(merge_rules(rules.to_vec()));
+    let rules = Some(merge_rules(sharded(rules.to_vec())));
     match scope {
         Scope::Cluster => write_yaml(
             root,
@@ -185,6 +185,21 @@ fn write_role(root: &Path, scope: Scope, rules: &[PolicyRule]) -> anyhow::Result
         ),
         Scope::Namespace => write_yaml(root, file, &Role { metadata, rules }),
     }
+}
+
+/// `rules`, and with sharding `patch` on every kind a controller watches: the sharder labels
+/// each object with its shard, and a shard takes its labels off when it gives the object up.
+fn sharded(mut rules: Vec<PolicyRule>) -> Vec<PolicyRule> {
+    if cfg!(feature = "sharding") {
+        for rule in &mut rules {
+            let whole = |r: &String| !r.contains('/');
+            let watched = rule.verbs.iter().any(|v| v == "watch");
+            if watched && rule.resources.iter().flatten().all(whole) {
+                rule.verbs.push("patch".into());
+            }
+        }
+    }
+    rules
 }
 
 /// Joins the verbs of rules on the same API group and resource, sorted.
@@ -346,6 +361,20 @@ mod tests {
             approval(&approved).as_deref(),
             Some("https://example.com/pr/1")
         );
+    }
+
+    #[cfg(feature = "sharding")]
+    #[test]
+    fn a_sharded_manager_may_label_every_kind_it_watches() {
+        let rules = vec![
+            rule("example.com", "widgets", &["get", "list", "watch"]),
+            rule("example.com", "widgets/status", &["get", "patch"]),
+            rule("", "events", &["create"]),
+        ];
+        let verbs: Vec<Vec<String>> = sharded(rules).into_iter().map(|r| r.verbs).collect();
+        assert_eq!(verbs[0], ["get", "list", "watch", "patch"]);
+        assert_eq!(verbs[1], ["get", "patch"]);
+        assert_eq!(verbs[2], ["create"]);
     }
 
     #[test]

@@ -20,10 +20,11 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
         && args.owner.is_none()
         && args.namespaced.is_none()
         && args.multigroup.is_none()
+        && args.sharding.is_none()
     {
         return Err(user_error(
             "nothing to edit",
-            "pass `--plugins <plugin>`, `--namespaced[=false]`, `--multigroup`, `--license apache2|none` and/or `--owner <name>`",
+            "pass `--plugins <plugin>`, `--namespaced[=false]`, `--sharding[=false]`, `--multigroup`, `--license apache2|none` and/or `--owner <name>`",
         ));
     }
     if args.namespaced == Some(true) {
@@ -31,6 +32,9 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     }
     if let Some(multigroup) = args.multigroup {
         check_multigroup(&project, multigroup)?;
+    }
+    if let Some(sharding) = args.sharding {
+        check_sharding(&project, sharding)?;
     }
     let keys = plugins::project_plugins(root, &args.plugins, &project.plugins)?;
     let license = args.license.map(|l| match l {
@@ -68,6 +72,7 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
         license_year: header.then(super::current_year),
         namespaced: args.namespaced,
         multigroup: args.multigroup == Some(true),
+        sharding: args.sharding,
     });
     super::scaffold(root, Tree::over(root), project, command, &how, next)
 }
@@ -106,5 +111,28 @@ fn check_multigroup(project: &Project, wanted: bool) -> anyhow::Result<()> {
             "drop `--multigroup=false`",
         )),
         (false, true) => Ok(()),
+    }
+}
+
+/// `--sharding` shards the objects of the project's controllers: it needs one, and it turns
+/// the mode on or off once.
+fn check_sharding(project: &Project, wanted: bool) -> anyhow::Result<()> {
+    let now = EditInputs::sharded_manager(&project.commands);
+    if wanted && !project.resources().iter().any(|r| r.controller) {
+        return Err(user_error(
+            "the project has no controller whose objects replicas could share; nothing was written",
+            "add one first: `kube-scaffold create api --group <group> --version <version> --kind <Kind> --controller`",
+        ));
+    }
+    match (now, wanted) {
+        (true, true) => Err(user_error(
+            "the manager is sharded already; nothing was written",
+            "drop `--sharding`, or scale the manager by its Deployment's replicas (config/manager/manager.yaml)",
+        )),
+        (false, false) => Err(user_error(
+            "the manager is not sharded; nothing was written",
+            "drop `--sharding=false`",
+        )),
+        _ => Ok(()),
     }
 }

@@ -167,6 +167,10 @@ pub struct EditInputs {
     /// (`--multigroup`): the kinds already there were moved.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multigroup: bool,
+    /// Every replica reconciles its share of the objects from now on (`--sharding`), or the
+    /// leader reconciles them all again (`--sharding=false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sharding: Option<bool>,
 }
 
 impl EditInputs {
@@ -183,6 +187,15 @@ impl EditInputs {
         let edits = commands.iter().filter_map(Command::edit);
         edits
             .filter_map(|e| e.namespaced)
+            .next_back()
+            .unwrap_or(false)
+    }
+
+    /// Whether `commands` left the manager sharded.
+    pub fn sharded_manager(commands: &[Command]) -> bool {
+        let edits = commands.iter().filter_map(Command::edit);
+        edits
+            .filter_map(|e| e.sharding)
             .next_back()
             .unwrap_or(false)
     }

@@ -205,8 +205,12 @@ impl Plugin for Base {
         if edit.license.is_some() || edit.owner.is_some() {
             license_header(plan, c);
         }
-        if edit.namespaced.is_some() {
-            // `make manifests` writes the manager's role as a Role or a ClusterRole.
+        if edit.sharding == Some(true) {
+            plan.insert(RUNTIME_FEATURES, "\"sharding\",");
+        }
+        if edit.namespaced.is_some() || edit.sharding.is_some() {
+            // `make manifests` writes the manager's role as a Role or a ClusterRole, with
+            // `patch` on the watched kinds when sharded (the runtime's `sharding` feature).
             plan.file(CRDGEN_TEMPLATE, CRDGEN, IfExists::Overwrite);
         }
         if let Some(moves) = &c.moves {

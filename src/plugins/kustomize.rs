@@ -111,6 +111,13 @@ const ROLE_BINDING: Descriptor = Descriptor::new(
     IfExists::Error,
 );
 
+/// The Leases the manager may use: `edit --sharding` adds the shards' (list, delete).
+const LEADER_ELECTION_ROLE: Descriptor = Descriptor::new(
+    "kustomize/init/config/rbac/leader_election_role.yaml.tera",
+    "config/rbac/leader_election_role.yaml",
+    IfExists::Error,
+);
+
 /// The files `init` writes.
 #[rustfmt::skip]
 const INIT_FILES: &[Descriptor] = &[
@@ -126,7 +133,7 @@ const INIT_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml", IfExists::Error),
     Descriptor::new("kustomize/init/config/rbac/role.yaml.tera", manifests::ROLE_FILE, IfExists::Error),
     ROLE_BINDING,
-    Descriptor::new("kustomize/init/config/rbac/leader_election_role.yaml.tera", "config/rbac/leader_election_role.yaml", IfExists::Error),
+    LEADER_ELECTION_ROLE,
     Descriptor::new("kustomize/init/config/rbac/leader_election_role_binding.yaml.tera", "config/rbac/leader_election_role_binding.yaml", IfExists::Error),
 ];
 
@@ -238,7 +245,8 @@ impl Plugin for Kustomize {
     }
 
     /// `--namespaced`: the manager watches its own namespace (`WATCH_NAMESPACE`), bound to a
-    /// Role there, or every namespace with a ClusterRole again.
+    /// Role there, or every namespace with a ClusterRole again. `--sharding`: the manager runs
+    /// sharded, 3 replicas, and may list and delete the shards' Leases.
     fn edit(
         &self,
         plan: &mut Plan,
@@ -248,6 +256,11 @@ impl Plugin for Kustomize {
     ) -> anyhow::Result<()> {
         if let Some(moves) = &c.moves {
             regroup_roles(plan, tree, &moves.roles)?;
+        }
+        if edit.sharding.is_some() {
+            for file in [MANAGER, LEADER_ELECTION_ROLE] {
+                plan.file(file.template, file.dest, IfExists::Overwrite);
+            }
         }
         if edit.namespaced.is_none() {
             return Ok(());

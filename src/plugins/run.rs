@@ -157,6 +157,9 @@ fn edit_project(
     context.namespaced_manager = edit
         .namespaced
         .unwrap_or_else(|| EditInputs::namespaced_manager(earlier));
+    context.sharded_manager = edit
+        .sharding
+        .unwrap_or_else(|| EditInputs::sharded_manager(earlier));
     context.moves = edit
         .multigroup
         .then(|| super::multigroup::Moves::of(earlier));

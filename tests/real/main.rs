@@ -19,6 +19,7 @@ mod namespaced;
 mod project;
 mod readme;
 mod self_signed;
+mod sharding;
 mod state;
 mod webhooks;
 

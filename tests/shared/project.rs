@@ -169,8 +169,10 @@ impl Project {
                 .as_nanos()
         ));
         let out = fs::File::create(&log).unwrap();
+        if !command.get_envs().any(|(key, _)| key == "RUST_LOG") {
+            command.env("RUST_LOG", "info");
+        }
         let child = command
-            .env("RUST_LOG", "info")
             .stdout(out.try_clone().unwrap())
             .stderr(out)
             .process_group(0)

@@ -318,6 +318,9 @@ where
     let object = ObjectRef::from_obj(&*obj).erase();
     let _worker = ctx.metrics.active(controller);
     let started = Instant::now();
+    // Where each reconcile starts and ends, for a test that merges replicas' logs.
+    let (name, namespace) = (object.name.as_str(), object.namespace.as_deref());
+    tracing::debug!(controller, name, namespace, "reconcile started");
     let result = match AssertUnwindSafe(reconcile(obj, ctx.clone()))
         .catch_unwind()
         .await
@@ -334,6 +337,7 @@ where
         Ok(_) => Outcome::RequeueAfter,
         Err(_) => Outcome::Error,
     };
+    tracing::debug!(controller, name, namespace, "reconcile ended");
     ctx.metrics
         .reconciled(controller, started.elapsed(), outcome);
     if let Err(err) = &result

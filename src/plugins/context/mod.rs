@@ -36,6 +36,8 @@ pub struct InitContext {
     pub versions: Versions,
     /// The manager watches only its own namespace, with a Role (`edit --namespaced`).
     pub namespaced_manager: bool,
+    /// Every replica reconciles its share of the objects (`edit --sharding`).
+    pub sharded_manager: bool,
     /// `edit --multigroup`: what moves under its group.
     #[serde(skip)]
     pub moves: Option<Moves>,
@@ -59,6 +61,7 @@ impl InitContext {
             license: init.license == License::Apache2,
             versions: VERSIONS,
             namespaced_manager: false,
+            sharded_manager: false,
             moves: None,
         };
         if context.license {
