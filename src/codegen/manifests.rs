@@ -322,6 +322,27 @@ pub fn role_with(
     Some(yaml(&role))
 }
 
+/// Adds `patch` to every rule that watches a whole kind, as the sharded runtime's crdgen does:
+/// the sharder labels each object with its shard.
+pub fn sharded(rules: &mut [Rule]) {
+    for rule in rules {
+        let watched = rule.verbs.iter().any(|v| v == "watch");
+        if watched && rule.resources.iter().all(|r| !r.contains('/')) {
+            rule.verbs.push("patch".into());
+            rule.verbs.sort();
+            rule.verbs.dedup();
+        }
+    }
+}
+
+/// `role_yaml`, the manager's role as `make manifests` wrote it, with [`sharded`]'s rules;
+/// `None` when it is not as written.
+pub fn role_sharded(role_yaml: &str) -> Option<String> {
+    let mut role: ClusterRole = serde_saphyr::from_str(role_yaml).ok()?;
+    sharded(&mut role.rules);
+    Some(yaml(&role))
+}
+
 /// `role_yaml`, the manager's role as `make manifests` wrote it, as a Role (`namespaced`: the
 /// manager watches its own namespace) or a ClusterRole; `None` when it is not as written.
 pub fn role_kind(role_yaml: &str, namespaced: bool) -> Option<String> {

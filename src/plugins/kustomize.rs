@@ -64,7 +64,7 @@ const CERT_MANAGER_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/webhook/config/certmanager/kustomizeconfig.yaml.tera", "config/certmanager/kustomizeconfig.yaml", IfExists::Skip),
     Descriptor::new("kustomize/webhook/config/certmanager/issuer.yaml.tera", "config/certmanager/issuer.yaml", IfExists::Skip),
     Descriptor::new("kustomize/webhook/config/certmanager/certificate-webhook.yaml.tera", "config/certmanager/certificate-webhook.yaml", IfExists::Skip),
-    Descriptor::new("kustomize/webhook/config/default/manager_webhook_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/default/manager_webhook_patch.yaml.tera", WEBHOOK_MANAGER_PATCH, IfExists::Skip),
 ];
 
 /// The first webhook's files for the certificates the manager makes (`--self-signed`).
@@ -76,7 +76,7 @@ const SELF_SIGNED_FILES: &[Descriptor] = &[
     Descriptor::new("kustomize/webhook/config/webhookcerts/role_binding.yaml.tera", "config/webhookcerts/role_binding.yaml", IfExists::Skip),
     Descriptor::new("kustomize/webhook/config/webhookcerts/cluster_role.yaml.tera", CERTS_CLUSTER_ROLE, IfExists::Skip).with_markers(&[CERTS_CRDS]),
     Descriptor::new("kustomize/webhook/config/webhookcerts/cluster_role_binding.yaml.tera", "config/webhookcerts/cluster_role_binding.yaml", IfExists::Skip),
-    Descriptor::new("kustomize/webhook/config/default/manager_webhook_certs_patch.yaml.tera", "config/default/manager_webhook_patch.yaml", IfExists::Skip),
+    Descriptor::new("kustomize/webhook/config/default/manager_webhook_certs_patch.yaml.tera", WEBHOOK_MANAGER_PATCH, IfExists::Skip),
 ];
 
 const CERTS_CLUSTER_ROLE: &str = "config/webhookcerts/cluster_role.yaml";
@@ -110,6 +110,9 @@ const ROLE_BINDING: Descriptor = Descriptor::new(
     "config/rbac/role_binding.yaml",
     IfExists::Error,
 );
+
+/// The webhook patch of the manager's Deployment (the certificate, the port, the replicas).
+const WEBHOOK_MANAGER_PATCH: &str = "config/default/manager_webhook_patch.yaml";
 
 /// The Leases the manager may use: `edit --sharding` adds the shards' (list, delete).
 const LEADER_ELECTION_ROLE: Descriptor = Descriptor::new(
@@ -257,9 +260,22 @@ impl Plugin for Kustomize {
         if let Some(moves) = &c.moves {
             regroup_roles(plan, tree, &moves.roles)?;
         }
-        if edit.sharding.is_some() {
+        if let Some(sharding) = edit.sharding {
             for file in [MANAGER, LEADER_ELECTION_ROLE] {
                 plan.file(file.template, file.dest, IfExists::Overwrite);
+            }
+            sharded_webhook_replicas(plan, tree, sharding)?;
+            // `make manifests` of a sharded manager grants `patch` on the watched kinds; it
+            // takes it back after `--sharding=false` (the runtime's feature stays on).
+            if sharding {
+                let role = tree.read(manifests::ROLE_FILE)?.and_then(manifests::role_sharded);
+                match role {
+                    Some(role) => plan.computed(manifests::ROLE_FILE, role),
+                    None => ui::note(&format!(
+                        "{} is not as `make manifests` wrote it: run `make manifests` to let the manager label its objects",
+                        manifests::ROLE_FILE
+                    )),
+                }
             }
         }
         if edit.namespaced.is_none() {
@@ -280,6 +296,22 @@ impl Plugin for Kustomize {
         }
         Ok(())
     }
+}
+
+/// The replicas the webhook patch of config/default asks for (it replaces the Deployment's):
+/// 3 for a sharded manager, 2 otherwise, if the patch is as written.
+fn sharded_webhook_replicas(plan: &mut Plan, tree: &mut Tree, sharded: bool) -> anyhow::Result<()> {
+    let replicas = |n| format!("- op: replace\n  path: /spec/replicas\n  value: {n}\n");
+    let (from, to) = match sharded {
+        true => (replicas(2), replicas(3)),
+        false => (replicas(3), replicas(2)),
+    };
+    if let Some(text) = tree.read(WEBHOOK_MANAGER_PATCH)?
+        && text.matches(&from).count() == 1
+    {
+        plan.computed(WEBHOOK_MANAGER_PATCH, text.replace(&from, &to));
+    }
+    Ok(())
 }
 
 /// `edit --multigroup`'s share of `config/`: the kinds' editor and viewer roles renamed after

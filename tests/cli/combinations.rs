@@ -75,7 +75,7 @@ fn every_option_combination_builds_and_lints_in_many_groups_with_self_signed_cer
 }
 
 /// A manager scoped to its namespace (`edit --namespaced`), which refuses cluster-scoped
-/// kinds' controllers, with namespaced kinds of each source.
+/// kinds' controllers, with namespaced kinds of each source, then sharded (`edit --sharding`).
 #[test]
 fn a_manager_scoped_to_its_namespace_builds_and_lints() {
     let _turn = one_at_a_time();
@@ -98,6 +98,9 @@ fn a_manager_scoped_to_its_namespace_builds_and_lints() {
         ];
         kube_scaffold(&dir, &[&hooks[..], &gvk].concat()).success();
     }
+    kube_scaffold(&dir, &["edit", "--sharding"]).success();
+    let patch = fs::read_to_string(dir.join("config/default/manager_webhook_patch.yaml")).unwrap();
+    assert!(patch.contains("path: /spec/replicas\n  value: 3\n"), "{patch}");
     assert_builds_and_lints(&dir);
 }
 

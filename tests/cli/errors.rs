@@ -165,6 +165,8 @@ const CASES: &[Case] = &[
     case(Empty, &["init", "--plugins", "helm/v2-alpha"], 1, "the helm chart is made from `dist/install.yaml`, which is missing"),
     case(Initialized, &["edit"], 1, "nothing to edit"),
     case(Initialized, &["edit", "--multigroup=false"], 1, "the project is not multigroup"),
+    case(Initialized, &["edit", "--sharding"], 1, "the project has no controller whose objects replicas could share"),
+    case(WithGuestbook, &["edit", "--sharding=false"], 1, "the manager is not sharded"),
     case(Initialized, &["edit", "--multigroup=maybe"], 2, "invalid value 'maybe'"),
     case(WithGuestbook, &["create", "api", "--group", "ship", "--kind", "Guestbook"], 1, "run `kube-scaffold edit --multigroup` first"),
     case(Initialized, &["edit", "--license", "none", "--owner", "Jane Roe"], 1, "no license header to put `--owner` in"),

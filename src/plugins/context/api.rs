@@ -315,6 +315,8 @@ pub struct Earlier {
     stored: Option<String>,
     /// Controllers go under their group (`edit --multigroup`).
     multigroup: bool,
+    /// The manager is sharded (`edit --sharding`).
+    sharded: bool,
 }
 
 impl Earlier {
@@ -324,6 +326,7 @@ impl Earlier {
             known: resources_of(commands),
             stored: stored_version(commands, &api.group, &api.kind),
             multigroup: EditInputs::multigroup(commands),
+            sharded: EditInputs::sharded_manager(commands),
         }
     }
 }
@@ -418,9 +421,12 @@ impl ApiPlan {
         api: &ApiInputs,
         c: &ApiContext,
         types: KindTypes,
-        role_rules: Vec<manifests::Rule>,
+        mut role_rules: Vec<manifests::Rule>,
         earlier: &Earlier,
     ) -> Self {
+        if earlier.sharded {
+            manifests::sharded(&mut role_rules);
+        }
         let previous_stored = (earlier.stored.as_ref())
             .filter(|v| **v != api.version && api.storage_version())
             .cloned();

@@ -53,6 +53,8 @@ pub struct WebhookContext {
     /// Hooks go under their group (`edit --multigroup`).
     #[serde(skip)]
     pub multigroup: bool,
+    /// The manager is sharded (`edit --sharding`): 3 replicas, not 2.
+    pub sharded_manager: bool,
     /// The manager makes the webhooks' certificates (`--self-signed`), else cert-manager.
     pub self_signed: bool,
     /// This command's conversions: one per spoke.
@@ -234,6 +236,7 @@ impl WebhookContext {
             }),
             group_module,
             multigroup: EditInputs::multigroup(earlier),
+            sharded_manager: EditInputs::sharded_manager(earlier),
             group: webhook.group.clone(),
             self_signed: webhook.self_signed,
             conversions,
