@@ -47,7 +47,7 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
     edit(
         &project.dir.join("src/controller/guestbook.rs"),
         "    // TODO(user): your logic here. Read `obj.spec`",
-        "    tokio::time::sleep(std::time::Duration::from_millis(200)).await;\n    // TODO(user): your logic here. Read `obj.spec`",
+        "    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;\n    // TODO(user): your logic here. Read `obj.spec`",
     );
     project.run("make", &["manifests", "install"]);
     let role = std::fs::read_to_string(project.dir.join("config/rbac/role.yaml")).unwrap();
@@ -149,7 +149,7 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
                     .args(["annotate", "guestbooks", "--all", "--overwrite"])
                     .arg(format!("churn={round}"))
                     .output();
-                std::thread::sleep(Duration::from_millis(300));
+                std::thread::sleep(Duration::from_millis(100));
             }
         })
     };
