@@ -268,7 +268,9 @@ impl Plugin for Kustomize {
             // `make manifests` of a sharded manager grants `patch` on the watched kinds; it
             // takes it back after `--sharding=false` (the runtime's feature stays on).
             if sharding {
-                let role = tree.read(manifests::ROLE_FILE)?.and_then(manifests::role_sharded);
+                let role = tree
+                    .read(manifests::ROLE_FILE)?
+                    .and_then(manifests::role_sharded);
                 match role {
                     Some(role) => plan.computed(manifests::ROLE_FILE, role),
                     None => ui::note(&format!(

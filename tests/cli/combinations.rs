@@ -100,7 +100,10 @@ fn a_manager_scoped_to_its_namespace_builds_and_lints() {
     }
     kube_scaffold(&dir, &["edit", "--sharding"]).success();
     let patch = fs::read_to_string(dir.join("config/default/manager_webhook_patch.yaml")).unwrap();
-    assert!(patch.contains("path: /spec/replicas\n  value: 3\n"), "{patch}");
+    assert!(
+        patch.contains("path: /spec/replicas\n  value: 3\n"),
+        "{patch}"
+    );
     assert_builds_and_lints(&dir);
 }
 

@@ -18,6 +18,7 @@ mod leader;
 #[allow(dead_code)]
 #[path = "../shared/project.rs"]
 mod project;
+mod sharding;
 mod ship;
 
 /// The control plane on the node's address, beside the node.

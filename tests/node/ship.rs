@@ -2,7 +2,7 @@
 //! (stored), v1's defaulting and validating webhooks and the conversion, with the manager's
 //! own certificates (`--self-signed`: no cert-manager here), deploy-image's Memcached, and
 //! CustomPod, whose controller makes `spec.replicas` Pods (`--owns core/v1/Pod`, filled in as
-//! its user would). Its image is built once with `make docker-build`, on the stand-in base
+//! its user would); its runtime has the `sharding` feature. Its image is built once with `make docker-build`, on the stand-in base
 //! images (`scripts/test-images`), and pushed to the node's registry with `make docker-push`.
 //! It is built with `CARGO_PROFILE=dev`: the scenarios test the image's wiring, not its
 //! optimisation, and a dev build of the dependencies takes minutes less than a release one.
@@ -69,6 +69,11 @@ pub fn ship() -> &'static Ship {
             "core/v1/Pod",
         ]);
         scale_custom_pods(&project);
+        // The runtime's `sharding` feature in the image, which `--sharding=false` leaves on:
+        // the `sharding` scenario turns sharding on with the same image, as `edit --sharding`
+        // then `make deploy` would, without a second image.
+        project.scaffold(&["edit", "--sharding"]);
+        project.scaffold(&["edit", "--sharding=false"]);
         // Cargo.lock, which the image's build is locked to, and the CRDs.
         project.run("make", &["manifests"]);
         let images = [

@@ -26,6 +26,8 @@ struct Placed {
     draining: bool,
 }
 
+// It prints what it measured (`cargo test -- --nocapture` shows it).
+#[allow(clippy::print_stderr)]
 #[test]
 fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
     let _turn = turn();
