@@ -383,6 +383,11 @@ impl Manager {
         timing
             .validate()
             .map_err(|problem| anyhow::anyhow!("invalid --leader-elect-* durations: {problem}"))?;
+        #[cfg(feature = "leader-election")]
+        let lease = options
+            .leader_election_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-leader-election", name()));
         #[cfg(not(feature = "webhooks"))]
         anyhow::ensure!(
             self.hooks.is_empty() && self.conversions.is_empty(),
@@ -395,10 +400,15 @@ impl Manager {
         );
         #[cfg(feature = "sharding")]
         let replica = match options.sharding {
-            true => Some(crate::sharding::replica::Replica::new(
-                &shard_name(options.shard_name.as_deref()),
-                name(),
-            )?),
+            true => {
+                let namespace = options.leader_election_namespace.as_deref().context(
+                    "--sharding needs the Leases' namespace: set POD_NAMESPACE or --leader-election-namespace",
+                )?;
+                let name = shard_name(options.shard_name.as_deref());
+                let replica =
+                    crate::sharding::replica::Replica::new(&name, namespace, &lease, timing)?;
+                Some(replica)
+            }
             false => None,
         };
         check_cluster(&client, &self.resources, &self.external).await?;
@@ -478,27 +488,13 @@ impl Manager {
 
         #[cfg(feature = "sharding")]
         if let Some(replica) = replica {
-            let namespace = options.leader_election_namespace.as_deref().context(
-                "--sharding needs the Leases' namespace: set POD_NAMESPACE or --leader-election-namespace",
-            )?;
-            let lease = options
-                .leader_election_id
-                .clone()
-                .unwrap_or_else(|| format!("{}-leader-election", name()));
-            let outcome = replica
-                .run(ctx.clone(), &self.controllers, namespace, &lease, timing)
-                .await;
+            let outcome = replica.run(ctx.clone(), &self.controllers).await;
             #[cfg(feature = "webhooks")]
             stop_serving(local, drain, &ctx.shutdown).await;
             return outcome;
         }
         #[cfg(feature = "leader-election")]
         let mut elector = None;
-        #[cfg(feature = "leader-election")]
-        let lease = options
-            .leader_election_id
-            .clone()
-            .unwrap_or_else(|| format!("{}-leader-election", name()));
         #[cfg(feature = "leader-election")]
         if options.leader_elect {
             let namespace = options.leader_election_namespace.as_deref().context(

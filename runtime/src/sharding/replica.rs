@@ -17,21 +17,36 @@ pub(crate) struct Replica {
     shard: Arc<Shard>,
     leading: watch::Sender<bool>,
     members: watch::Sender<Ring>,
+    /// Where the Leases are.
+    namespace: String,
+    /// The leader lease, whose holder runs the sharder.
+    leader: String,
+    timing: Timing,
 }
 
 impl Replica {
-    /// The replica `name` (the pod's) of the ring `ring` (the project's).
-    pub(crate) fn new(name: &str, ring: &str) -> anyhow::Result<Self> {
+    /// The replica `name` (the pod's) of the project's ring, its Leases in `namespace` beside
+    /// the leader lease `leader`, renewed with `timing`.
+    pub(crate) fn new(
+        name: &str,
+        namespace: &str,
+        leader: &str,
+        timing: Timing,
+    ) -> anyhow::Result<Self> {
         check_name(name)
             .map_err(anyhow::Error::msg)
             .context("--shard-name (POD_NAME) names this replica's shard: pass a pod's name")?;
         let (leading, leading_rx) = watch::channel(false);
         let (members, members_rx) = watch::channel(Ring::default());
+        let ring = crate::manager::name();
         let shard = Arc::new(Shard::new(name, ring, leading_rx, members_rx));
         Ok(Self {
             shard,
             leading,
             members,
+            namespace: namespace.to_string(),
+            leader: leader.to_string(),
+            timing,
         })
     }
 
@@ -40,18 +55,13 @@ impl Replica {
         self.shard.clone()
     }
 
-    /// Holds the shard's Lease in `namespace`, then runs `controllers` on this shard's objects
-    /// until the shutdown, and the sharder whenever this replica holds the leader lease
-    /// `leader`. Fails, as a leader does, when either Lease is lost; releases both on the way
-    /// out, once the controllers have stopped, so that the shard's objects move at once.
-    pub(crate) async fn run(
-        self,
-        ctx: Arc<Context>,
-        controllers: &[Start],
-        namespace: &str,
-        leader: &str,
-        timing: Timing,
-    ) -> anyhow::Result<()> {
+    /// Holds the shard's Lease, then runs `controllers` on this shard's objects until the
+    /// shutdown, and the sharder whenever this replica holds the leader lease. Fails, as a
+    /// leader does, when either Lease is lost; releases both on the way out, once the
+    /// controllers have stopped, so that the shard's objects move at once.
+    pub(crate) async fn run(self, ctx: Arc<Context>, controllers: &[Start]) -> anyhow::Result<()> {
+        let (namespace, leader, timing) =
+            (self.namespace.as_str(), self.leader.as_str(), self.timing);
         let identity = crate::manager::identity();
         let shard = self.shard.clone();
         let client = ctx.client.clone();
@@ -75,8 +85,8 @@ impl Replica {
                     ctx.clone(),
                     shard.clone(),
                     namespace.to_string(),
-                    timing.retry_period,
-                    self.members,
+                    timing,
+                    &self.members,
                 );
                 tokio::select! {
                     lost = sharder.keep() => lost,

@@ -21,6 +21,7 @@ use super::ring::Ring;
 use super::{RING_LABEL, SHARD_LABEL, Shard, dynamic_api};
 use crate::children::Owner;
 use crate::controller::{Context, Scoped};
+use crate::leader::Timing;
 
 /// How many label patches the sharder has in flight at once.
 const PATCHES: usize = 32;
@@ -83,15 +84,15 @@ pub(crate) fn decide(
 }
 
 /// Keeps `ring` to the live shards of `shard`'s ring, from their Leases in `namespace`, read
-/// every `period`: a Lease whose holder is set and that changed within its duration, by this
-/// process's clock (client-go's rule: clock skew between nodes does not matter). Deletes the
-/// Leases of shards dead for [`FORGET_DEAD`].
+/// every retry period of `timing`: a Lease whose holder is set and that changed within its
+/// duration, by this process's clock (client-go's rule: clock skew between nodes does not
+/// matter). Deletes the Leases of shards dead for [`FORGET_DEAD`].
 pub(crate) async fn members(
     ctx: Arc<Context>,
     shard: Arc<Shard>,
     namespace: String,
-    period: Duration,
-    ring: watch::Sender<Ring>,
+    timing: Timing,
+    ring: &watch::Sender<Ring>,
 ) {
     let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &namespace);
     let params = ListParams::default().labels(&format!("{RING_LABEL}={}", shard.ring));
@@ -118,7 +119,7 @@ pub(crate) async fn members(
                     let duration = spec
                         .lease_duration_seconds
                         .and_then(|s| u64::try_from(s).ok())
-                        .map_or(Duration::from_secs(15), Duration::from_secs);
+                        .map_or(timing.lease_duration, Duration::from_secs);
                     let held = spec
                         .holder_identity
                         .as_deref()
@@ -148,7 +149,7 @@ pub(crate) async fn members(
             }
             Err(err) => warn!(error = %err, "cannot list the shards' Leases; retrying"),
         }
-        tokio::time::sleep(period).await;
+        tokio::time::sleep(timing.retry_period).await;
     }
 }
 
@@ -168,14 +169,12 @@ async fn forget(leases: &Api<Lease>, lease: &Lease) {
     }
 }
 
-/// What the sharder knows of an object: enough to decide and to patch it.
+/// What the sharder's patch of an object names: the object, and the version it decided from.
 #[derive(Clone, Debug)]
 struct Seen {
     name: String,
     namespace: Option<String>,
     version: Option<String>,
-    shard: Option<String>,
-    draining: bool,
 }
 
 /// How often a replica counts the objects it holds, for the metrics.
@@ -202,9 +201,11 @@ where
 }
 
 /// Places every object of `K` on the ring while this replica leads (for ever after it starts
-/// leading: a replica that stops leading exits). Watches the objects' metadata only; each
-/// change of an object, and each change of the ring, is decided at once, so a new object
-/// gets its shard without waiting for a periodic pass.
+/// leading: a replica that stops leading exits). Watches the objects' metadata only and keeps
+/// nothing of them: each change of an object is decided at once, so a new object gets its
+/// shard without waiting for a periodic pass, and each change of the ring starts the watch
+/// again, whose list (paged, from the API server's storage) decides every object on the new
+/// ring, a page at a time.
 pub(crate) async fn assign<K>(ctx: Arc<Context>, shard: Arc<Shard>, controller: &'static str)
 where
     K: Owner,
@@ -215,18 +216,6 @@ where
         return std::future::pending().await;
     }
     info!(controller, "placing objects on the shards");
-    let (label, drain) = (shard.label(), shard.drain_label());
-    let seen = |meta: &PartialObjectMeta<K>| {
-        let key = key(meta);
-        let seen = Seen {
-            name: meta.name_any(),
-            namespace: meta.namespace(),
-            version: meta.resource_version(),
-            shard: meta.labels().get(&label).cloned(),
-            draining: meta.labels().get(&drain).is_some_and(|v| v == "true"),
-        };
-        (key, seen)
-    };
     let writer = Arc::new(Writer {
         ctx: ctx.clone(),
         resource: ApiResource::erase::<K>(&()),
@@ -236,48 +225,28 @@ where
         slots: Arc::new(Semaphore::new(PATCHES)),
     });
     let mut members = shard.members.clone();
-    let mut ring = members.borrow_and_update().clone();
-    let mut objects: HashMap<String, Seen> = HashMap::new();
-    let mut listing: Option<HashMap<String, Seen>> = None;
-    let events = watcher(
-        ctx.api::<PartialObjectMeta<K>>(),
-        watcher::Config::default().any_semantic(),
-    )
-    .default_backoff();
-    let mut events = std::pin::pin!(events);
     loop {
-        tokio::select! {
-            event = events.next() => match event {
-                None => return std::future::pending().await,
-                Some(Err(err)) => warn!(controller, error = %err, "the sharder's watch failed; retrying"),
-                Some(Ok(watcher::Event::Init)) => listing = Some(HashMap::new()),
-                Some(Ok(watcher::Event::InitApply(meta))) => {
-                    let (key, seen) = seen(&meta);
-                    listing.get_or_insert_with(HashMap::new).insert(key, seen);
-                }
-                Some(Ok(watcher::Event::InitDone)) => {
-                    objects = listing.take().unwrap_or_default();
-                    for (key, object) in &objects {
-                        writer.clone().decide(key, object, &ring).await;
+        let ring = members.borrow_and_update().clone();
+        let events = watcher(
+            ctx.api::<PartialObjectMeta<K>>(),
+            watcher::Config::default(),
+        )
+        .default_backoff();
+        let mut events = std::pin::pin!(events);
+        loop {
+            tokio::select! {
+                event = events.next() => match event {
+                    None => return std::future::pending().await,
+                    Some(Err(err)) => warn!(controller, error = %err, "the sharder's watch failed; retrying"),
+                    Some(Ok(watcher::Event::InitApply(meta) | watcher::Event::Apply(meta))) => {
+                        writer.clone().decide(&meta, &ring).await;
                     }
-                }
-                Some(Ok(watcher::Event::Apply(meta))) => {
-                    let (key, object) = seen(&meta);
-                    writer.clone().decide(&key, &object, &ring).await;
-                    objects.insert(key, object);
-                }
-                Some(Ok(watcher::Event::Delete(meta))) => {
-                    objects.remove(&key(&meta));
-                }
-            },
-            changed = members.changed() => {
-                if changed.is_err() {
-                    return std::future::pending().await;
-                }
-                ring = members.borrow_and_update().clone();
-                for (key, object) in &objects {
-                    writer.clone().decide(key, object, &ring).await;
-                }
+                    Some(Ok(_)) => {}
+                },
+                changed = members.changed() => match changed {
+                    Ok(()) => break,
+                    Err(_) => return std::future::pending().await,
+                },
             }
         }
     }
@@ -302,17 +271,24 @@ struct Writer {
 }
 
 impl Writer {
-    /// Writes what `decide` says of `object`, in a task of its own once a slot is free. Each
+    /// Writes what `decide` says of `meta`, in a task of its own once a slot is free. Each
     /// patch carries the resource version the decision read: if the object changed since, the
     /// patch fails (409) and the change's own event is decided again.
-    async fn decide(self: Arc<Self>, key: &str, object: &Seen, ring: &Ring) {
-        let Some(next) = decide(key, object.shard.as_deref(), object.draining, ring) else {
+    async fn decide<K: Resource>(self: Arc<Self>, meta: &PartialObjectMeta<K>, ring: &Ring) {
+        let labels = meta.labels();
+        let shard = labels.get(&self.label).map(String::as_str);
+        let draining = labels.get(&self.drain).is_some_and(|v| v == "true");
+        let Some(next) = decide(&key(meta), shard, draining, ring) else {
             return;
         };
         let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return;
         };
-        let object = object.clone();
+        let object = Seen {
+            name: meta.name_any(),
+            namespace: meta.namespace(),
+            version: meta.resource_version(),
+        };
         tokio::spawn(async move {
             self.write(&object, &next).await;
             drop(slot);
