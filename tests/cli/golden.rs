@@ -120,7 +120,7 @@ fn golden_two_kinds_one_cluster_scoped_self_signed_webhooks_autoupdate_license_b
 /// full group with dots; a controller of a kind Kubernetes defines, and one of another
 /// project's kind from its CRD.
 #[test]
-fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webhooks_grafana_namespaced_multigroup_helm()
+fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webhooks_grafana_namespaced_multigroup_sharding_helm()
  {
     let (_tmp, dir) = empty_dir("shop");
     kube_scaffold(&dir, &["init", "--domain", "mock.com", "--license", "none"]).success();
@@ -221,6 +221,8 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
     kube_scaffold(&dir, &["edit", "--plugins", "grafana/v1-alpha"]).success();
     kube_scaffold(&dir, &["edit", "--namespaced"]).success();
     kube_scaffold(&dir, &["edit", "--multigroup"]).success();
+    // Sharded before the chart is made: the chart runs 3 replicas with `--sharding`.
+    kube_scaffold(&dir, &["edit", "--sharding"]).success();
     // The helm chart, from what `make build-installer` writes (with the pinned standalone
     // kustomize; without `make manifests`, whose output `create api` wrote already).
     let kustomize = format!("KUSTOMIZE={}", tool("kustomize").display());
