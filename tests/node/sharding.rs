@@ -69,7 +69,7 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
         gone.len(),
         deleted.elapsed()
     );
-    rollout(project);
+    ship.rollout();
     settle(project, 30, "three pods after the deletion");
 
     // Scaled up and down, objects created during each handover.
@@ -82,7 +82,7 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
             &format!("--replicas={replicas}"),
         ]);
         create(project, created.clone());
-        rollout(project);
+        ship.rollout();
         project.wait(
             &format!("{replicas} pods"),
             120,
@@ -121,18 +121,6 @@ fn create(project: &Project, range: std::ops::Range<usize>) {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-}
-
-/// Waits for `rollout status` of the manager's Deployment.
-fn rollout(project: &Project) {
-    project.kubectl(&[
-        "rollout",
-        "status",
-        "-n",
-        NAMESPACE,
-        DEPLOYMENT,
-        "--timeout=300s",
-    ]);
 }
 
 /// Waits until the first `count` Guestbooks are placed as the ring of the live pods says, and

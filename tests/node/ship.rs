@@ -111,6 +111,11 @@ impl Ship {
     /// `make deploy`, then waits until the manager's Deployment has rolled out.
     pub fn deploy(&self) {
         self.make(&["deploy"]);
+        self.rollout();
+    }
+
+    /// Waits until the manager's Deployment has rolled out.
+    pub fn rollout(&self) {
         let rollout = [
             "rollout",
             "status",
