@@ -42,8 +42,10 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
 
     create(project, 0..30);
     let held = settle(project, 30, "three pods");
+    // Created once the three pods ran: each pod reconciled its own objects and no other.
     for (pod, objects) in &held {
         assert!(!objects.is_empty(), "{pod} holds nothing: {held:?}");
+        assert_eq!(&reconciled(project, pod), objects, "what {pod} reconciled");
     }
 
     // The leader's pod deleted: its objects move at once (it releases its Lease), the sharder
