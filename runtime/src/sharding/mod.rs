@@ -40,6 +40,8 @@ pub struct Shard {
     pub name: String,
     /// The ring's name: the project's.
     pub ring: String,
+    /// The label that names an object's shard, and the one that asks it to leave.
+    keys: (String, String),
     /// Whether this replica holds the leader lease, and so runs the sharder.
     pub(crate) leading: watch::Receiver<bool>,
     /// The live shards, as the sharder last saw their Leases (while it leads).
@@ -57,19 +59,21 @@ impl Shard {
         Self {
             name: name.to_string(),
             ring: ring.to_string(),
+            keys: (label(ring), format!("drain.kube-scaffold.io/{ring}")),
             leading,
             members,
         }
     }
 
     /// The label that names an object's shard: `shard.kube-scaffold.io/<ring>`.
-    pub fn label(&self) -> String {
-        label(&self.ring)
+    pub fn label(&self) -> &str {
+        &self.keys.0
     }
 
-    /// The label the sharder sets on an object that must leave its shard.
-    pub fn drain_label(&self) -> String {
-        format!("drain.kube-scaffold.io/{}", self.ring)
+    /// The label the sharder sets on an object that must leave its shard:
+    /// `drain.kube-scaffold.io/<ring>`.
+    pub fn drain_label(&self) -> &str {
+        &self.keys.1
     }
 
     /// The label selector of this shard's objects.
@@ -92,7 +96,7 @@ impl Shard {
 
     /// Whether the sharder asked this shard to give `obj` up.
     pub fn draining<K: Resource>(&self, obj: &K) -> bool {
-        obj.labels().get(&self.drain_label()).map(String::as_str) == Some("true")
+        obj.labels().get(self.drain_label()).map(String::as_str) == Some("true")
     }
 
     /// Gives `obj` up: removes its shard and drain labels, in one patch that applies only while
@@ -103,7 +107,7 @@ impl Shard {
     where
         K: Resource<DynamicType = ()>,
     {
-        let (label, drain) = (pointer(&self.label()), pointer(&self.drain_label()));
+        let (label, drain) = (pointer(self.label()), pointer(self.drain_label()));
         let patch = serde_json::json!([
             { "op": "test", "path": label, "value": self.name },
             { "op": "test", "path": drain, "value": "true" },

@@ -219,8 +219,8 @@ where
     let writer = Arc::new(Writer {
         ctx: ctx.clone(),
         resource: ApiResource::erase::<K>(&()),
-        label: shard.label(),
-        drain: shard.drain_label(),
+        label: shard.label().to_string(),
+        drain: shard.drain_label().to_string(),
         controller,
         slots: Arc::new(Semaphore::new(PATCHES)),
     });
