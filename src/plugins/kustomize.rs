@@ -114,6 +114,15 @@ const ROLE_BINDING: Descriptor = Descriptor::new(
 /// The webhook patch of the manager's Deployment (the certificate, the port, the replicas).
 const WEBHOOK_MANAGER_PATCH: &str = "config/default/manager_webhook_patch.yaml";
 
+/// A sharded manager's PodDisruptionBudget, where no webhook's budget selects its pods already.
+const MANAGER_PDB: Descriptor = Descriptor::new(
+    "kustomize/init/config/manager/pdb.yaml.tera",
+    "config/manager/pdb.yaml",
+    IfExists::Overwrite,
+);
+const MANAGER_KUSTOMIZATION: &str = "config/manager/kustomization.yaml";
+const WEBHOOK_KUSTOMIZATION: &str = "config/webhook/kustomization.yaml";
+
 /// The Leases the manager may use: `edit --sharding` adds the shards' (list, delete).
 const LEADER_ELECTION_ROLE: Descriptor = Descriptor::new(
     "kustomize/init/config/rbac/leader_election_role.yaml.tera",
@@ -156,6 +165,7 @@ const DESCRIPTORS: &[&[Descriptor]] = &[
     std::slice::from_ref(&SAMPLES_KUSTOMIZATION),
     WEBHOOK_FILES,
     std::slice::from_ref(&WEBHOOK_PDB),
+    std::slice::from_ref(&MANAGER_PDB),
     CERT_MANAGER_FILES,
     SELF_SIGNED_FILES,
 ];
@@ -265,6 +275,7 @@ impl Plugin for Kustomize {
                 plan.file(file.template, file.dest, IfExists::Overwrite);
             }
             sharded_webhook_replicas(plan, tree, sharding)?;
+            manager_budget(plan, tree, sharding)?;
             // `make manifests` of a sharded manager grants `patch` on the watched kinds; it
             // takes it back after `--sharding=false` (the runtime's feature stays on).
             if sharding {
@@ -316,6 +327,37 @@ fn sharded_webhook_replicas(plan: &mut Plan, tree: &mut Tree, sharded: bool) -> 
     Ok(())
 }
 
+/// A sharded manager's budget, config/manager/pdb.yaml: a drain evicts one replica at a time.
+/// Only one budget may select a pod (the eviction API refuses it otherwise), so a project with
+/// webhooks keeps theirs (config/webhook/pdb.yaml), and `create webhook` adds none when the
+/// manager is sharded. `--sharding=false` removes the budget, unless webhooks rely on it.
+fn manager_budget(plan: &mut Plan, tree: &mut Tree, sharded: bool) -> anyhow::Result<()> {
+    if tree.read(WEBHOOK_KUSTOMIZATION)?.is_some() {
+        return Ok(());
+    }
+    let (without, with) = ("- manager.yaml\n", "- manager.yaml\n- pdb.yaml\n");
+    let Some(text) = tree.read(MANAGER_KUSTOMIZATION)?.map(str::to_string) else {
+        return Ok(());
+    };
+    let listed = text.contains(with);
+    if sharded {
+        plan.add(&MANAGER_PDB);
+        if listed {
+            return Ok(());
+        }
+        match text.matches(without).count() {
+            1 => plan.computed(MANAGER_KUSTOMIZATION, text.replacen(without, with, 1)),
+            _ => ui::note(&format!(
+                "{MANAGER_KUSTOMIZATION} is not as `init` wrote it: add `- pdb.yaml` to its resources to deploy the manager's PodDisruptionBudget"
+            )),
+        }
+    } else if listed {
+        plan.remove(MANAGER_PDB.dest);
+        plan.computed(MANAGER_KUSTOMIZATION, text.replacen(with, without, 1));
+    }
+    Ok(())
+}
+
 /// `edit --multigroup`'s share of `config/`: the kinds' editor and viewer roles renamed after
 /// their groups (`webapp_guestbook_editor_role.yaml`; the roles' names stay), and listed so.
 fn regroup_roles(plan: &mut Plan, tree: &mut Tree, roles: &[Grouped]) -> anyhow::Result<()> {
@@ -352,8 +394,11 @@ fn regroup_roles(plan: &mut Plan, tree: &mut Tree, roles: &[Grouped]) -> anyhow:
 /// certificate, and config/default wired to them.
 pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
     plan.add_all(WEBHOOK_FILES);
-    // Two replicas (the webhook patches of config/default) and their budget.
-    plan.add(&WEBHOOK_PDB);
+    // Two replicas (the webhook patches of config/default) and their budget; a sharded
+    // manager's budget (config/manager/pdb.yaml) keeps them already.
+    if !c.sharded_manager {
+        plan.add(&WEBHOOK_PDB);
+    }
     plan.computed(WEBHOOK_MANIFESTS, manifests::webhook_manifests(&c.hooks));
     let crd = format!("{}.{}", c.plural, c.qualified_group);
     if !c.conversions.is_empty() {

@@ -3,7 +3,7 @@
 use std::fs;
 
 use crate::support::{
-    BACKUP_CRD, at_a_terminal, initialized, kube_scaffold, stderr_of, stdout_of, tree,
+    BACKUP_CRD, at_a_terminal, initialized, kube_scaffold, run, stderr_of, stdout_of, tool, tree,
     with_guestbook,
 };
 
@@ -935,6 +935,54 @@ fn edit_namespaced_merges_an_edited_manager_yaml_and_refuses_a_conflict_unless_f
         text.contains("WATCH_NAMESPACE") && !text.contains("TEAM"),
         "{text}"
     );
+}
+
+/// `edit --sharding` gives the sharded manager a budget that lets a drain evict one replica at
+/// a time; only one budget selects its pods once webhooks come (they keep theirs otherwise),
+/// and `--sharding=false` takes it back.
+#[test]
+fn edit_sharding_budgets_the_replicas_with_one_pod_disruption_budget() {
+    let (_tmp, dir) = with_guestbook();
+    let kustomization =
+        || fs::read_to_string(dir.join("config/manager/kustomization.yaml")).unwrap();
+    let init = kustomization();
+    let budgets = || {
+        let built = run(&dir, tool("kustomize"), &["build", "config/default"]);
+        let built = String::from_utf8(built.stdout).unwrap();
+        let budgets = built
+            .split("\n---\n")
+            .filter(|doc| doc.contains("kind: PodDisruptionBudget"));
+        budgets.map(String::from).collect::<Vec<_>>()
+    };
+    kube_scaffold(&dir, &["edit", "--sharding"]).success();
+    let [budget] = &budgets()[..] else {
+        panic!("not one budget: {:?}", budgets())
+    };
+    assert!(budget.contains("maxUnavailable: 1\n"), "{budget}");
+
+    kube_scaffold(&dir, &["edit", "--sharding=false"]).success();
+    assert!(budgets().is_empty(), "{:?}", budgets());
+    assert!(!dir.join("config/manager/pdb.yaml").exists());
+    assert_eq!(kustomization(), init);
+
+    kube_scaffold(&dir, &["edit", "--sharding"]).success();
+    let hook = [
+        "create",
+        "webhook",
+        "--group",
+        "webapp",
+        "--kind",
+        "Guestbook",
+        "--defaulting",
+    ];
+    kube_scaffold(&dir, &hook).success();
+    let [budget] = &budgets()[..] else {
+        panic!("not one budget: {:?}", budgets())
+    };
+    assert!(budget.contains("maxUnavailable: 1\n"), "{budget}");
+    // Webhooks rely on it now: it stays.
+    kube_scaffold(&dir, &["edit", "--sharding=false"]).success();
+    assert_eq!(budgets().len(), 1, "{:?}", budgets());
 }
 
 /// `edit --multigroup` moves the kinds' controllers, hooks and editor roles under their groups,
