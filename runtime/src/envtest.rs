@@ -102,6 +102,9 @@ impl Environment {
                 format!("--etcd-servers={etcd}"),
                 "--bind-address=127.0.0.1".into(),
                 "--advertise-address=127.0.0.1".into(),
+                // No `kubernetes` Service endpoints: since 1.37 the reconciler that writes them
+                // refuses a loopback address, and no pod here would use them.
+                "--endpoint-reconciler-type=none".into(),
                 format!("--secure-port={api_port}"),
                 format!("--tls-cert-file={}", file("apiserver.crt")),
                 format!("--tls-private-key-file={}", file("apiserver.key")),

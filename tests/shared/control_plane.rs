@@ -166,7 +166,9 @@ impl ControlPlane {
             Some(&dir),
         ));
         let node_flags: &[&str] = match topology {
-            Topology::Loopback => &[],
+            // No `kubernetes` Service endpoints: since 1.37 the reconciler that writes them
+            // refuses a loopback address, and no pod runs.
+            Topology::Loopback => &["--endpoint-reconciler-type=none"],
             // Webhooks and aggregated APIs by their Services' endpoints: no cluster DNS here.
             Topology::Node => &[
                 "--enable-aggregator-routing=true",
