@@ -5,6 +5,7 @@
 //! (`project::turn`), since they share it, a project, and the manager's ports.
 
 // Shared with tests/node, which uses the node's parts.
+mod cert_manager;
 #[allow(dead_code)]
 #[path = "../shared/control_plane.rs"]
 mod control_plane;

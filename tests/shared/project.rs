@@ -412,6 +412,19 @@ pub fn base64(bytes: impl AsRef<[u8]>) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The bytes of `text` in base64, as a Secret's data holds them.
+pub fn unbase64(text: &str) -> Vec<u8> {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    fs::write(file.path(), text).unwrap();
+    let output = Command::new("base64")
+        .arg("--decode")
+        .arg(file.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "not base64: {text}");
+    output.stdout
+}
+
 /// Replaces the one `from` in the file at `path` with `to`: a user's edit of a generated file.
 pub fn edit(path: &std::path::Path, from: &str, to: &str) {
     let source = fs::read_to_string(path).unwrap();
