@@ -83,6 +83,7 @@ pub fn rust_types(
     copy: &str,
     conditions_schema: &str,
 ) -> anyhow::Result<String> {
+    crate::codegen::external::names_kopium_can_use(crd, version)?;
     let generator = kopium::TypeGenerator::builder()
         .api_version(Some(version.to_string()))
         .derive(kopium::Derive::all("Default"))
@@ -145,10 +146,14 @@ pub fn rust_types(
             attributes_written = true;
         }
     }
-    anyhow::ensure!(
-        attributes_written,
-        "kopium wrote no `#[kube(group = ...)]` line"
-    );
+    if !attributes_written {
+        return Err(user_error(
+            format!(
+                "kopium made no Rust kind of version `{version}` of the CRD: kube's `CustomResource` needs a `spec` of `type: object`"
+            ),
+            "adopt a CRD whose `spec` is an object, or write the kind's types by hand (`create api --resource`)",
+        ));
+    }
     Ok(out)
 }
 

@@ -56,6 +56,7 @@ pub fn describe(crd: &CustomResourceDefinition) -> External {
 /// schema (no CRD of this project's is made from it), its spec, status and nested types, each
 /// deriving `Default` where its fields allow it.
 pub fn rust_types(crd: &CustomResourceDefinition, version: &str) -> anyhow::Result<String> {
+    names_kopium_can_use(crd, version)?;
     let generator = kopium::TypeGenerator::builder()
         .api_version(Some(version.to_string()))
         .derive(kopium::Derive::all("Default"))
@@ -70,6 +71,52 @@ pub fn rust_types(crd: &CustomResourceDefinition, version: &str) -> anyhow::Resu
                 "check that the CRD's version has an openAPIV3Schema",
             )
         })
+}
+
+/// Refuses a CRD version that has a property whose name holds no letter or digit (`_`, `$`):
+/// kopium names a nested type after its property, and such a name is empty, so the type
+/// would take its parent's name, and kopium recurses until the stack overflows (kopium 0.24).
+pub fn names_kopium_can_use(crd: &CustomResourceDefinition, version: &str) -> anyhow::Result<()> {
+    fn nameless(schema: &JSONSchemaProps, path: &str) -> Option<String> {
+        let properties = schema.properties.iter().flatten();
+        for (name, property) in properties {
+            let path = format!("{path}.{name}");
+            if !name.chars().any(|c| c.is_ascii_alphanumeric()) {
+                return Some(path);
+            }
+            if let Some(found) = nameless(property, &path) {
+                return Some(found);
+            }
+        }
+        let items = match &schema.items {
+            Some(JSONSchemaPropsOrArray::Schema(items)) => Some(items.as_ref()),
+            _ => None,
+        };
+        let values = match &schema.additional_properties {
+            Some(JSONSchemaPropsOrBool::Schema(values)) => Some(values.as_ref()),
+            _ => None,
+        };
+        items
+            .into_iter()
+            .chain(values)
+            .find_map(|nested| nameless(nested, &format!("{path}[]")))
+    }
+    let schema = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.name == version)
+        .and_then(|v| v.schema.as_ref()?.open_api_v3_schema.as_ref());
+    match schema.and_then(|schema| nameless(schema, "")) {
+        None => Ok(()),
+        Some(path) => Err(user_error(
+            format!(
+                "version `{version}` of the CRD has the property `{}`, whose name has no letter or digit to name a Rust type or field after",
+                path.trim_start_matches('.')
+            ),
+            "rename the property in the CRD, or adopt the CRD without it and add the field to the Rust type by hand",
+        )),
+    }
 }
 
 /// Whether every list of conditions in `version` of the CRD fits k8s-openapi's `Condition`,

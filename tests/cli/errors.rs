@@ -136,6 +136,8 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("two-storage-versions.yaml")], 1, "has 2 storage versions (v1alpha1, v1)"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("no-schema.yaml")], 1, "version `v1` of"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("date.yaml")], 1, "`type: date`"),
+    case(Initialized, &["create", "api", "--from-crd", unadoptable!("nameless-property.yaml")], 1, "has the property `spec._`, whose name has no letter or digit"),
+    case(Initialized, &["create", "api", "--from-crd", unadoptable!("string-spec.yaml")], 1, "needs a `spec` of `type: object`"),
     case(Initialized, &["create", "api", "--from-crd", unadoptable!("kubernetes-group.yaml")], 1, "belong to Kubernetes"),
     case(Initialized, &["create", "api", "--from-crd", POSTGRESQL_CRD], 1, "invalid kind `postgresql`: it must start with an uppercase letter"),
     case(Initialized, &["create", "api", "--from-crd", POSTGRESQL_CRD], 1, "use `create api --external-api-crd"),

@@ -12,5 +12,6 @@ mod golden;
 mod grafana;
 mod helm;
 mod init;
+mod properties;
 mod support;
 mod upgrade;
