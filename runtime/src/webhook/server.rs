@@ -292,3 +292,113 @@ mod tests {
         assert!(started.elapsed() >= timeout, "{:?}", started.elapsed());
     }
 }
+
+/// Any body posted to a hook, bytes or a review with parts replaced at random, is answered
+/// with a review or a client error: never a server error or a panic (proptest).
+#[cfg(all(test, feature = "testing"))]
+mod decoding {
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+    use tower::ServiceExt as _;
+
+    use super::super::fake::{admission_review, label};
+    use super::super::{Hook, Validator};
+    use super::*;
+
+    const PATHS: [&str; 2] = ["/mutate--v1-configmap", "/validate--v1-configmap"];
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            "\\PC{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                prop::collection::btree_map("[a-zA-Z]{0,8}", inner, 0..4)
+                    .prop_map(|map| Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// The review of a ConfigMap's creation with the value at one of its paths replaced, or
+    /// removed.
+    fn changed_review() -> impl Strategy<Value = Vec<u8>> {
+        let paths = prop::sample::select(vec![
+            "/request",
+            "/request/uid",
+            "/request/kind",
+            "/request/operation",
+            "/request/object",
+            "/request/object/metadata",
+            "/request/object/metadata/labels",
+            "/request/object/data",
+            "/request/oldObject",
+            "/request/userInfo",
+            "/apiVersion",
+            "/kind",
+            "/request/dryRun",
+            "/request/options",
+        ]);
+        let value = prop::option::weighted(0.8, any_json());
+        (paths, value).prop_map(|(path, value)| {
+            let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "a", "namespace": "default"}, "data": {"k": "v"}});
+            let mut review: Value = serde_json::from_str(&admission_review(object)).unwrap();
+            let (parent, key) = path.rsplit_once('/').unwrap();
+            if let Some(Value::Object(parent)) = review.pointer_mut(parent) {
+                match value {
+                    Some(value) => parent.insert(key.to_string(), value),
+                    None => parent.remove(key),
+                };
+            }
+            serde_json::to_vec(&review).unwrap()
+        })
+    }
+
+    fn body() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            3 => changed_review(),
+            1 => prop::collection::vec(any::<u8>(), 0..256),
+            1 => any_json().prop_map(|value| serde_json::to_vec(&value).unwrap()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn any_body_is_answered_with_a_review_or_a_client_error(
+            body in body(),
+            path in prop::sample::select(PATHS.to_vec()),
+        ) {
+            let allow = |_: &ConfigMap| Ok(vec![]);
+            let validator = Validator { create: allow, update: |_, _| Ok(vec![]), delete: allow };
+            let hooks = vec![Hook::defaulting::<ConfigMap>(label), Hook::validating(validator)];
+            let router = router(hooks, Vec::new(), Arc::new(Metrics::default()));
+            let request = Request::post(path)
+                .header("content-type", "application/json")
+                .body(Body::from(body))
+                .unwrap();
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let (status, answer) = runtime.block_on(async {
+                let response = router.oneshot(request).await.unwrap();
+                let status = response.status();
+                let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap();
+                (status, bytes)
+            });
+            prop_assert!(status == StatusCode::OK || status.is_client_error(), "{}: {:?}", status, answer);
+            if status == StatusCode::OK {
+                let review: Value = serde_json::from_slice(&answer).unwrap();
+                prop_assert!(review["response"]["uid"].is_string(), "{}", review);
+                prop_assert!(review["response"]["allowed"].is_boolean(), "{}", review);
+            }
+        }
+    }
+}
