@@ -11,6 +11,7 @@ mod cert_manager;
 mod control_plane;
 mod conversion;
 mod every_kind;
+mod faults;
 #[path = "../shared/generated_build.rs"]
 mod generated_build;
 mod helm;

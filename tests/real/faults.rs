@@ -1,0 +1,175 @@
+//! The API server gone for the manager and back: the manager reaches the API server through a
+//! relay the test cuts, resetting every connection and refusing new ones for 10 s, while
+//! objects are created and changed. The manager keeps running, and once the API server
+//! answers again it reconciles what changed while it was away; the test prints how long
+//! after the cut ended that took.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::control_plane::free_port;
+use crate::project::{Project, turn};
+
+/// How long the API server is gone for the manager.
+const OUTAGE: Duration = Duration::from_secs(10);
+
+/// A TCP relay to the API server that can be cut: it resets its connections and refuses new
+/// ones until restored.
+struct Relay {
+    port: u16,
+    cut: Arc<AtomicBool>,
+    connections: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Relay {
+    fn start(target: String) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let connections = Arc::new(Mutex::new(Vec::new()));
+        let (refusing, open) = (cut.clone(), connections.clone());
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                if refusing.load(Ordering::SeqCst) {
+                    continue;
+                }
+                let Ok(server) = TcpStream::connect(&target) else {
+                    continue;
+                };
+                let mut open = open.lock().unwrap();
+                for (from, to) in [(&client, &server), (&server, &client)] {
+                    let (mut from, mut to) = (from.try_clone().unwrap(), to.try_clone().unwrap());
+                    std::thread::spawn(move || {
+                        let mut buffer = [0; 16 * 1024];
+                        while let Ok(n @ 1..) = from.read(&mut buffer) {
+                            if to.write_all(&buffer[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(Shutdown::Both);
+                        let _ = from.shutdown(Shutdown::Both);
+                    });
+                }
+                open.extend([client, server]);
+            }
+        });
+        Relay {
+            port,
+            cut,
+            connections,
+        }
+    }
+
+    /// Closes every relayed connection, and refuses new ones.
+    fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for connection in self.connections.lock().unwrap().drain(..) {
+            let _ = connection.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn restore(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+// It prints what it measured (`cargo test -- --nocapture` shows it).
+#[allow(clippy::print_stderr)]
+#[test]
+fn the_manager_outlives_the_api_server_going_away_and_catches_up() {
+    let _turn = turn();
+    let project = Project::init("faults", &["--domain", "faults.example"]);
+    let api = [
+        "create",
+        "api",
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ];
+    project.scaffold(&[&api[..], &["--resource", "--controller"]].concat());
+    project.run("make", &["manifests", "install"]);
+    project.run("cargo", &["build", "--bin", "faults"]);
+
+    let target = project
+        .plane
+        .server
+        .trim_start_matches("https://")
+        .to_string();
+    let relay = Relay::start(target.clone());
+    let admin = std::fs::read_to_string(&project.plane.admin).unwrap();
+    let relayed = project.dir.join("relayed.kubeconfig");
+    let via = format!("127.0.0.1:{}", relay.port);
+    std::fs::write(&relayed, admin.replace(&target, &via)).unwrap();
+    let health = format!("--health-probe-bind-address=127.0.0.1:{}", free_port());
+    let flags = [health.as_str(), "--metrics-bind-address=0"];
+    let mut command = project.command(&project.manager(), &flags);
+    command.env("KUBECONFIG", &relayed);
+    let mut manager = project.start(command);
+
+    let guestbook = |name: &str, foo: &str| {
+        format!(
+            "apiVersion: webapp.faults.example/v1\nkind: Guestbook\nmetadata: {{name: {name}, namespace: default}}\nspec: {{foo: {foo}}}\n"
+        )
+    };
+    let available =
+        |name: &str| project.condition(&format!("guestbook/{name}"), "Available") == "True";
+    let apply = |yaml: String| {
+        let output = project.apply(&yaml);
+        assert!(output.status.success(), "{output:?}");
+    };
+    apply(guestbook("before", "a"));
+    project.wait(
+        "the first Guestbook reconciled",
+        60,
+        || manager.log(),
+        || available("before"),
+    );
+
+    relay.cut();
+    let cut = Instant::now();
+    apply(guestbook("during", "b"));
+    let generation =
+        |name: &str| project.jsonpath(&[&format!("guestbook/{name}")], "{.metadata.generation}");
+    apply(guestbook("before", "changed"));
+    std::thread::sleep(OUTAGE.saturating_sub(cut.elapsed()));
+    assert!(
+        !available("during"),
+        "reconciled while the API server was gone"
+    );
+    assert!(
+        manager.exited().is_none(),
+        "the manager stopped:\n{}",
+        manager.log()
+    );
+
+    relay.restore();
+    let restored = Instant::now();
+    let observed = |name: &str| {
+        project.jsonpath(
+            &[&format!("guestbook/{name}")],
+            "{.status.conditions[?(@.type==\"Available\")].observedGeneration}",
+        )
+    };
+    project.wait(
+        "the objects changed while the API server was gone reconciled",
+        60,
+        || manager.log(),
+        || available("during") && observed("before") == generation("before"),
+    );
+    eprintln!(
+        "the API server gone for {:.1?}: what changed meanwhile reconciled {:.1?} after it was back",
+        OUTAGE,
+        restored.elapsed()
+    );
+    assert!(
+        manager.exited().is_none(),
+        "the manager stopped:\n{}",
+        manager.log()
+    );
+}
