@@ -1,8 +1,12 @@
-//! The API server gone for the manager and back: the manager reaches the API server through a
-//! relay the test cuts, resetting every connection and refusing new ones for 10 s, while
-//! objects are created and changed. The manager keeps running, and once the API server
-//! answers again it reconciles what changed while it was away; the test prints how long
-//! after the cut ended that took.
+//! Faults of the API server, met by the generated manager:
+//!
+//! - gone and back: the manager reaches the API server through a relay the test cuts,
+//!   resetting every connection and refusing new ones for 10 s, while objects are created and
+//!   changed. The manager keeps running, and once the API server answers again it reconciles
+//!   what changed while it was away; the test prints how long after the cut ended that took.
+//! - throttling: the manager, under its own ServiceAccount, is put by API Priority and
+//!   Fairness in a priority level of one share that rejects what it cannot seat (429), and
+//!   given 60 objects at once. Every one is reconciled, and the API server counted its 429s.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -79,7 +83,7 @@ impl Relay {
 // It prints what it measured (`cargo test -- --nocapture` shows it).
 #[allow(clippy::print_stderr)]
 #[test]
-fn the_manager_outlives_the_api_server_going_away_and_catches_up() {
+fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() {
     let _turn = turn();
     let project = Project::init("faults", &["--domain", "faults.example"]);
     let api = [
@@ -167,9 +171,102 @@ fn the_manager_outlives_the_api_server_going_away_and_catches_up() {
         OUTAGE,
         restored.elapsed()
     );
-    assert!(
-        manager.exited().is_none(),
-        "the manager stopped:\n{}",
-        manager.log()
-    );
+    manager.stop_unforbidden();
+
+    throttled(&project);
 }
+
+/// The manager under its own identity, in a priority level that rejects what it cannot seat.
+#[allow(clippy::print_stderr)]
+fn throttled(project: &Project) {
+    let (kubeconfig, _) = project.manager_identity("faults-system");
+    let output = project.apply(THROTTLING);
+    assert!(output.status.success(), "{output:?}");
+    let health = format!("--health-probe-bind-address=127.0.0.1:{}", free_port());
+    let flags = [health.as_str(), "--metrics-bind-address=0"];
+    let mut command = project.command(&project.manager(), &flags);
+    command.env("KUBECONFIG", &kubeconfig);
+    let objects: String = (0..60)
+        .map(|i| format!("apiVersion: webapp.faults.example/v1\nkind: Guestbook\nmetadata: {{name: throttled-{i}, namespace: default}}\nspec: {{foo: x}}\n---\n"))
+        .collect();
+    let output = project.apply(&objects);
+    assert!(output.status.success(), "{output:?}");
+    let rejected_before = rejected(project);
+    let started = Instant::now();
+    let manager = project.start(command);
+    let reconciled = || {
+        let statuses = project.kubectl(&[
+            "get",
+            "guestbooks",
+            "-o",
+            "jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type==\"Available\")].status}{\"\\n\"}{end}",
+        ]);
+        statuses
+            .lines()
+            .filter(|l| l.starts_with("throttled-") && l.ends_with(" True"))
+            .count()
+    };
+    project.wait(
+        "every object reconciled while throttled",
+        120,
+        || format!("{} of 60\n{}", reconciled(), manager.log()),
+        || reconciled() == 60,
+    );
+    let rejected = rejected(project) - rejected_before;
+    eprintln!(
+        "throttled: 60 objects reconciled in {:.1?}, the API server rejected {rejected} of the manager's requests (429)",
+        started.elapsed()
+    );
+    assert!(
+        rejected > 0,
+        "the priority level rejected nothing: the test throttled nothing"
+    );
+    manager.stop_unforbidden();
+}
+
+/// The requests the API server rejected in the priority level `faults-throttled` (429s), by
+/// its own count.
+fn rejected(project: &Project) -> u64 {
+    let metrics = project.kubectl(&["get", "--raw", "/metrics"]);
+    let counts = metrics.lines().filter(|l| {
+        l.starts_with("apiserver_flowcontrol_rejected_requests_total{")
+            && l.contains("priority_level=\"faults-throttled\"")
+    });
+    counts
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// A priority level of one share that queues nothing, and the manager's ServiceAccount in it.
+const THROTTLING: &str = "\
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: PriorityLevelConfiguration
+metadata: {name: faults-throttled}
+spec:
+  type: Limited
+  limited:
+    nominalConcurrencyShares: 1
+    lendablePercent: 0
+    limitResponse: {type: Reject}
+---
+apiVersion: flowcontrol.apiserver.k8s.io/v1
+kind: FlowSchema
+metadata: {name: faults-throttled}
+spec:
+  priorityLevelConfiguration: {name: faults-throttled}
+  matchingPrecedence: 100
+  distinguisherMethod: {type: ByUser}
+  rules:
+  - subjects:
+    - kind: ServiceAccount
+      serviceAccount: {name: faults-controller-manager, namespace: faults-system}
+    resourceRules:
+    - verbs: [\"*\"]
+      apiGroups: [\"*\"]
+      resources: [\"*\"]
+      namespaces: [\"*\"]
+      clusterScope: true
+    nonResourceRules:
+    - verbs: [\"*\"]
+      nonResourceURLs: [\"*\"]
+";
