@@ -4,6 +4,9 @@
 //!   resetting every connection and refusing new ones for 10 s, while objects are created and
 //!   changed. The manager keeps running, and once the API server answers again it reconciles
 //!   what changed while it was away; the test prints how long after the cut ended that took.
+//! - etcd compacted meanwhile: PodTemplates have no watch cache on this control plane, so the
+//!   manager's watch of them, resumed from the version it last saw, meets the compaction
+//!   (410 Gone) and lists again; the PodTemplate made during the outage is reconciled.
 //! - throttling: the manager, under its own ServiceAccount, is put by API Priority and
 //!   Fairness in a priority level of one share that rejects what it cannot seat (429), and
 //!   given 60 objects at once. Every one is reconciled, and the API server counted its 429s.
@@ -97,6 +100,17 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
         "Guestbook",
     ];
     project.scaffold(&[&api[..], &["--resource", "--controller"]].concat());
+    // PodTemplates have no watch cache on this control plane: their watch reads etcd.
+    let templates = [
+        "--group",
+        "core",
+        "--version",
+        "v1",
+        "--kind",
+        "PodTemplate",
+    ];
+    let controller = ["create", "api", "--controller", "--resource=false"];
+    project.scaffold(&[&controller[..], &templates].concat());
     project.run("make", &["manifests", "install"]);
     project.run("cargo", &["build", "--bin", "faults"]);
 
@@ -127,12 +141,23 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
         let output = project.apply(&yaml);
         assert!(output.status.success(), "{output:?}");
     };
+    let template = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: PodTemplate\nmetadata: {{name: {name}, namespace: default}}\ntemplate: {{spec: {{containers: [{{name: c, image: x}}]}}}}\n"
+        )
+    };
+    let template_reconciled = |log: &str, name: &str| {
+        let reconciled = format!("PodTemplate.v1./{name}.default");
+        log.lines()
+            .any(|l| l.contains("reconciled") && l.contains(&reconciled))
+    };
     apply(guestbook("before", "a"));
+    apply(template("before"));
     project.wait(
-        "the first Guestbook reconciled",
+        "the first Guestbook and PodTemplate reconciled",
         60,
         || manager.log(),
-        || available("before"),
+        || available("before") && template_reconciled(&manager.log(), "before"),
     );
 
     relay.cut();
@@ -141,6 +166,11 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     let generation =
         |name: &str| project.jsonpath(&[&format!("guestbook/{name}")], "{.metadata.generation}");
     apply(guestbook("before", "changed"));
+    // The PodTemplates' history compacted away: the manager's watch cannot resume from the
+    // version it last saw, and must list again.
+    apply(template("during"));
+    let lists_before = template_lists(project.plane);
+    compact(&project.plane.etcd);
     std::thread::sleep(OUTAGE.saturating_sub(cut.elapsed()));
     assert!(
         !available("during"),
@@ -164,7 +194,16 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
         "the objects changed while the API server was gone reconciled",
         60,
         || manager.log(),
-        || available("during") && observed("before") == generation("before"),
+        || {
+            available("during")
+                && observed("before") == generation("before")
+                && template_reconciled(&manager.log(), "during")
+        },
+    );
+    let lists = template_lists(project.plane) - lists_before;
+    assert!(
+        lists >= 1,
+        "the manager's PodTemplate watch resumed without a list"
     );
     eprintln!(
         "the API server gone for {:.1?}: what changed meanwhile reconciled {:.1?} after it was back",
@@ -174,6 +213,46 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     manager.stop_unforbidden();
 
     throttled(&project);
+}
+
+/// The LISTs of PodTemplates the API server served, by its own count.
+fn template_lists(plane: &crate::control_plane::ControlPlane) -> u64 {
+    let metrics = plane.kubectl(&["get", "--raw", "/metrics"]);
+    let metrics = String::from_utf8_lossy(&metrics.stdout).into_owned();
+    let counts = metrics.lines().filter(|l| {
+        l.starts_with("apiserver_request_total{")
+            && l.contains("resource=\"podtemplates\"")
+            && l.contains("verb=\"LIST\"")
+    });
+    counts
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// Compacts etcd's history up to its current revision, through its JSON gateway.
+fn compact(etcd: &str) {
+    let post = |path: &str, body: &str| {
+        let output = std::process::Command::new("curl")
+            .args([
+                "--silent",
+                "--fail",
+                "-X",
+                "POST",
+                &format!("{etcd}{path}"),
+                "-d",
+                body,
+            ])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{path}: {output:?}");
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()
+    };
+    let header = post("/v3/kv/range", r#"{"key": "AA=="}"#);
+    let revision = header["header"]["revision"].as_str().unwrap().to_string();
+    post(
+        "/v3/kv/compaction",
+        &format!(r#"{{"revision": "{revision}", "physical": true}}"#),
+    );
 }
 
 /// The manager under its own identity, in a priority level that rejects what it cannot seat.

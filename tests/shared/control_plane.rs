@@ -46,6 +46,8 @@ pub struct ControlPlane {
     pub assets: PathBuf,
     /// The API server's address, `https://<127.0.0.1 or the node's address>:<port>`.
     pub server: String,
+    /// etcd's client URL, `http://127.0.0.1:<port>`.
+    pub etcd: String,
     /// A kubeconfig of the cluster's administrator.
     pub admin: PathBuf,
     /// A kubeconfig of a user with no rights.
@@ -167,8 +169,12 @@ impl ControlPlane {
         ));
         let node_flags: &[&str] = match topology {
             // No `kubernetes` Service endpoints: since 1.37 the reconciler that writes them
-            // refuses a loopback address, and no pod runs.
-            Topology::Loopback => &["--endpoint-reconciler-type=none"],
+            // refuses a loopback address, and no pod runs. PodTemplates without a watch
+            // cache: their watches read etcd, so that tests/real/faults.rs meets a compaction.
+            Topology::Loopback => &[
+                "--endpoint-reconciler-type=none",
+                "--watch-cache-sizes=podtemplates#0",
+            ],
             // Webhooks and aggregated APIs by their Services' endpoints: no cluster DNS here.
             Topology::Node => &[
                 "--enable-aggregator-routing=true",
@@ -215,6 +221,7 @@ impl ControlPlane {
             node: None,
             assets,
             server,
+            etcd: etcd_url,
             admin,
             nobody,
             processes,
