@@ -4,6 +4,7 @@
 //! does it with the generated Makefile. One node serves every test of this binary; the tests
 //! take turns (`project::turn`) and share one project and its image (`ship`).
 
+mod cert_manager;
 // Shared with tests/real, which uses all of them.
 #[allow(dead_code)]
 #[path = "../shared/control_plane.rs"]

@@ -98,6 +98,11 @@ impl Ship {
         self.project.run("make", &self.make_args(args))
     }
 
+    /// `make ARGS` with the ship's images in another project (a copy of the ship's).
+    pub fn make_in(&self, project: &Project, args: &[&str]) -> String {
+        project.run("make", &self.make_args(args))
+    }
+
     /// `make` as `make` does, with its standard error after its output.
     pub fn make_all_output(&self, args: &[&str]) -> String {
         let args = self.make_args(args);

@@ -10,31 +10,17 @@
 //! dial the Service, calls no webhook.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use crate::control_plane::free_port;
-use crate::project::{Project, turn, unbase64};
+use crate::project::{Project, cert_manager, turn, unbase64};
 
 const NAMESPACE: &str = "certs-system";
 const SERVICE: &str = "certs-webhook-service.certs-system.svc";
 
-/// The directory of cert-manager's commands and CRDs, built (and cached) by
-/// scripts/cert-manager. Missing, it fails the test: never a skip.
-fn cert_manager() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/cert-manager");
-    let output = Command::new(&script)
-        .stderr(Stdio::inherit())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    assert!(output.status.success(), "{} failed", script.display());
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-}
-
 #[test]
 fn cert_manager_issues_the_serving_certificate_and_injects_its_ca() {
     let _turn = turn();
-    let cert_manager = cert_manager();
+    let cert_manager = cert_manager(None);
     let project = Project::init("certs", &["--domain", "certs.example"]);
     project.scaffold_converted_guestbook(&[]);
     project.run("make", &["manifests"]);

@@ -412,6 +412,23 @@ pub fn base64(bytes: impl AsRef<[u8]>) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
+/// The directory of cert-manager's commands, CRDs and chart, built (and cached) by
+/// scripts/cert-manager; with `push`, its images are pushed to that registry too. Missing, it
+/// fails the test: never a skip.
+pub fn cert_manager(push: Option<&str>) -> PathBuf {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/cert-manager");
+    let mut command = Command::new(&script);
+    if let Some(registry) = push {
+        command.args(["--push", registry]);
+    }
+    let output = command
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+    assert!(output.status.success(), "{} failed", script.display());
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
 /// The bytes of `text` in base64, as a Secret's data holds them.
 pub fn unbase64(text: &str) -> Vec<u8> {
     let file = tempfile::NamedTempFile::new().unwrap();

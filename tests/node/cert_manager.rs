@@ -1,0 +1,185 @@
+//! cert-manager, `create webhook`'s default, on the node: cert-manager 1.11.5 built from its
+//! Go module (scripts/cert-manager), its images pushed to the node's registry and installed
+//! from its own chart; the ship, its webhooks switched to cert-manager (the files `create
+//! webhook` writes without `--self-signed`), deployed with `make deploy`: the serving
+//! Certificate issued, its CA injected into the webhook configurations and the converted CRD,
+//! and the API server calling the webhooks through their Service with that CA; `make
+//! undeploy`, then cert-manager uninstalled.
+
+use std::fs;
+use std::process::Command;
+
+use crate::project::{Project, cert_manager, helm, turn};
+use crate::ship::{NAMESPACE, ship};
+
+const GROUP: &str = "webapp.node.example";
+const DEPLOYMENTS: [&str; 3] = [
+    "deployment/cert-manager",
+    "deployment/cert-manager-webhook",
+    "deployment/cert-manager-cainjector",
+];
+
+#[test]
+fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
+    let _turn = turn();
+    let ship = ship();
+    let project = &ship.project;
+
+    // cert-manager, as its chart installs it, from the node's registry.
+    let built = cert_manager(Some("localhost:5000"));
+    let crds = built.join("crds.yaml");
+    project.kubectl(&["apply", "--server-side", "-f", crds.to_str().unwrap()]);
+    project.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: cert-manager}\n");
+    let version = "v1.11.5";
+    let images: Vec<String> = ["", "webhook.", "cainjector."]
+        .iter()
+        .zip(["controller", "webhook", "cainjector"])
+        .map(|(key, command)| {
+            format!("{key}image.repository=localhost:5000/cert-manager-{command},{key}image.tag={version}")
+        })
+        .collect();
+    let values = format!("{},startupapicheck.enabled=false", images.join(","));
+    let chart = built.join("chart");
+    let rendered = project.run(
+        &helm(),
+        &[
+            "template",
+            "cert-manager",
+            chart.to_str().unwrap(),
+            "--namespace",
+            "cert-manager",
+            "--kube-version",
+            "1.37.2",
+            "--set",
+            &values,
+        ],
+    );
+    let installed = project.dir.join("cert-manager.yaml");
+    fs::write(&installed, &rendered).unwrap();
+    project.kubectl(&["apply", "--server-side", "-f", installed.to_str().unwrap()]);
+    for deployment in DEPLOYMENTS {
+        let status = [
+            "rollout",
+            "status",
+            "-n",
+            "cert-manager",
+            deployment,
+            "--timeout=300s",
+        ];
+        project.kubectl(&status);
+    }
+
+    // The ship with cert-manager's webhook files: what `create webhook` writes without
+    // `--self-signed` (a project scaffolded so), over a copy of the ship.
+    let copy = Project::init("ship", &["--domain", "node.example"]);
+    copy.scaffold_converted_guestbook(&[]);
+    let kept: Vec<(String, String)> = [
+        "config/default/kustomization.yaml",
+        "config/default/manager_webhook_patch.yaml",
+    ]
+    .iter()
+    .map(|file| {
+        (
+            file.to_string(),
+            fs::read_to_string(copy.dir.join(file)).unwrap(),
+        )
+    })
+    .collect();
+    let copied = Command::new("cp")
+        .args([
+            "-a",
+            &format!("{}/.", project.dir.display()),
+            copy.dir.to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    for (file, text) in &kept {
+        fs::write(copy.dir.join(file), text).unwrap();
+    }
+    fs::remove_dir_all(copy.dir.join("config/webhookcerts")).unwrap();
+    ship.make_in(&copy, &["deploy"]);
+    let rollout = [
+        "rollout",
+        "status",
+        "-n",
+        NAMESPACE,
+        "deployment/ship-controller-manager",
+        "--timeout=300s",
+    ];
+    copy.kubectl(&rollout);
+
+    let certificate = ["-n", NAMESPACE, "certificate/ship-serving-cert"];
+    copy.wait(
+        "the serving Certificate issued",
+        120,
+        || copy.kubectl(&["describe", "-n", NAMESPACE, "certificate"]),
+        || {
+            copy.jsonpath(
+                &certificate,
+                "{.status.conditions[?(@.type==\"Ready\")].status}",
+            ) == "True"
+        },
+    );
+    let ca = copy.jsonpath(
+        &["-n", NAMESPACE, "secret/webhook-server-cert"],
+        "{.data.ca\\.crt}",
+    );
+    for (object, path) in [
+        (
+            "mutatingwebhookconfiguration/ship-mutating-webhook-configuration",
+            "{.webhooks[*].clientConfig.caBundle}",
+        ),
+        (
+            "validatingwebhookconfiguration/ship-validating-webhook-configuration",
+            "{.webhooks[*].clientConfig.caBundle}",
+        ),
+        (
+            &format!("crd/guestbooks.{GROUP}") as &str,
+            "{.spec.conversion.webhook.clientConfig.caBundle}",
+        ),
+    ] {
+        copy.wait(
+            &format!("the CA injected into {object}"),
+            60,
+            || copy.jsonpath(&[object], path),
+            || {
+                let bundles = copy.jsonpath(&[object], path);
+                !bundles.is_empty() && bundles.split(' ').all(|bundle| bundle == ca)
+            },
+        );
+    }
+
+    // The API server calls the defaulting webhook through its Service, trusting that CA.
+    let object = format!(
+        "apiVersion: {GROUP}/v1\nkind: Guestbook\nmetadata: {{name: certified, namespace: default}}\nspec: {{}}\n"
+    );
+    let created = copy.apply(&object);
+    assert!(created.status.success(), "{created:?}");
+    let foo = copy.jsonpath(
+        &["-n", "default", &format!("guestbooks.v1.{GROUP}/certified")],
+        "{.spec.foo}",
+    );
+    assert_eq!(foo, "default", "the defaulting webhook's default");
+    copy.kubectl(&[
+        "delete",
+        "-n",
+        "default",
+        &format!("guestbooks.v1.{GROUP}/certified"),
+    ]);
+
+    ship.make_in(&copy, &["undeploy"]);
+    let namespace = copy.kubectl_output(&["get", "namespace", NAMESPACE]);
+    assert!(
+        !namespace.status.success(),
+        "make undeploy left {NAMESPACE}"
+    );
+    project.kubectl(&[
+        "delete",
+        "-f",
+        installed.to_str().unwrap(),
+        "--timeout=120s",
+    ]);
+    project.kubectl(&["delete", "-f", crds.to_str().unwrap(), "--timeout=120s"]);
+    project.kubectl(&["delete", "namespace", "cert-manager", "--timeout=120s"]);
+}
