@@ -1,10 +1,12 @@
 //! cert-manager, `create webhook`'s default, on the node: cert-manager 1.11.5 built from its
-//! Go module (scripts/cert-manager), its images pushed to the node's registry and installed
-//! from its own chart; the ship, its webhooks switched to cert-manager (the files `create
-//! webhook` writes without `--self-signed`), deployed with `make deploy`: the serving
-//! Certificate issued, its CA injected into the webhook configurations and the converted CRD,
-//! and the API server calling the webhooks through their Service with that CA; `make
-//! undeploy`, then cert-manager uninstalled.
+//! Go module (scripts/cert-manager), its images pushed to the node's registry, and one
+//! manifest that installs it (its CRDs and its own chart, rendered) standing in for the
+//! release's `cert-manager.yaml`. The ship, its webhooks switched to cert-manager (the files
+//! `create webhook` writes without `--self-signed`): `make test-e2e` installs cert-manager from
+//! that manifest (`CERT_MANAGER_URL`) and passes (and installs nothing when told to skip it);
+//! then `make deploy`: the serving Certificate issued, its CA injected into the webhook
+//! configurations and the converted CRD, and the API server calling the webhooks through their
+//! Service with that CA; `make undeploy`, then cert-manager uninstalled.
 
 use std::fs;
 use std::process::Command;
@@ -25,11 +27,9 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
     let ship = ship();
     let project = &ship.project;
 
-    // cert-manager, as its chart installs it, from the node's registry.
+    // cert-manager's images in the node's registry, and one manifest that installs it (its
+    // namespace, its CRDs, its chart rendered), as the release's `cert-manager.yaml` does.
     let built = cert_manager(Some("localhost:5000"));
-    let crds = built.join("crds.yaml");
-    project.kubectl(&["apply", "--server-side", "-f", crds.to_str().unwrap()]);
-    project.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: cert-manager}\n");
     let version = "v1.11.5";
     let images: Vec<String> = ["", "webhook.", "cainjector."]
         .iter()
@@ -54,20 +54,15 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
             &values,
         ],
     );
+    let crds = fs::read_to_string(built.join("crds.yaml")).unwrap();
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: cert-manager}\n";
     let installed = project.dir.join("cert-manager.yaml");
-    fs::write(&installed, &rendered).unwrap();
-    project.kubectl(&["apply", "--server-side", "-f", installed.to_str().unwrap()]);
-    for deployment in DEPLOYMENTS {
-        let status = [
-            "rollout",
-            "status",
-            "-n",
-            "cert-manager",
-            deployment,
-            "--timeout=300s",
-        ];
-        project.kubectl(&status);
-    }
+    fs::write(
+        &installed,
+        format!("{namespace}---\n{crds}\n---\n{rendered}"),
+    )
+    .unwrap();
+    let url = format!("CERT_MANAGER_URL={}", installed.display());
 
     // The ship with cert-manager's webhook files: what `create webhook` writes without
     // `--self-signed` (a project scaffolded so), over a copy of the ship.
@@ -98,6 +93,40 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
         fs::write(copy.dir.join(file), text).unwrap();
     }
     fs::remove_dir_all(copy.dir.join("config/webhookcerts")).unwrap();
+    // Told to skip it, test-e2e installs nothing (this manifest does not exist).
+    let skipped = [
+        "setup-cert-manager",
+        "E2E_CONTEXT=admin",
+        "CERT_MANAGER_INSTALL_SKIP=true",
+        "CERT_MANAGER_URL=/nowhere.yaml",
+    ];
+    ship.make_in(&copy, &skipped);
+    // The generated e2e, which installs cert-manager first, as kubebuilder's does.
+    let output = ship.make_in(
+        &copy,
+        &[
+            "test-e2e",
+            "E2E_CONTEXT=admin",
+            "E2E_IMG=localhost:5000/ship:e2e-cert-manager",
+            &url,
+        ],
+    );
+    assert!(
+        output.contains("every_sample_becomes_available_and_is_cleaned_up ... ok"),
+        "make test-e2e:\n{output}"
+    );
+    for deployment in DEPLOYMENTS {
+        let status = [
+            "rollout",
+            "status",
+            "-n",
+            "cert-manager",
+            deployment,
+            "--timeout=300s",
+        ];
+        project.kubectl(&status);
+    }
+
     ship.make_in(&copy, &["deploy"]);
     let rollout = [
         "rollout",
@@ -180,6 +209,4 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
         installed.to_str().unwrap(),
         "--timeout=120s",
     ]);
-    project.kubectl(&["delete", "-f", crds.to_str().unwrap(), "--timeout=120s"]);
-    project.kubectl(&["delete", "namespace", "cert-manager", "--timeout=120s"]);
 }
