@@ -399,6 +399,30 @@ mod tests {
             let text = templates.render(&spec.template, &context).unwrap();
             assert!(!text.trim().is_empty(), "{} renders empty", spec.template);
         }
+        // `edit --sharding` in a project without webhooks: the manager's budget.
+        {
+            let mut tree = Tree::empty();
+            let kustomization = "resources:\n- manager.yaml\n";
+            tree.write("config/manager/kustomization.yaml", kustomization.into())
+                .unwrap();
+            let edit = crate::model::project::EditInputs {
+                sharding: Some(true),
+                ..Default::default()
+            };
+            let mut plan = Plan::default();
+            let kustomize = &kustomize::Kustomize as &dyn plugins::Plugin;
+            kustomize.edit(&mut plan, &init, &edit, &mut tree).unwrap();
+            let budgets = plan
+                .files
+                .iter()
+                .filter(|s| s.dest == "config/manager/pdb.yaml");
+            for spec in budgets {
+                *used.entry(templates.resolve(&spec.template)).or_default() += 1;
+                let context = serde_json::to_value(&init).unwrap();
+                let text = templates.render(&spec.template, &context).unwrap();
+                assert!(text.contains("maxUnavailable: 1\n"), "{text}");
+            }
+        }
         for namespaced in [true, false] {
             let inputs = api_inputs(namespaced);
             let context = api_context(&inputs);

@@ -156,17 +156,39 @@ proptest! {
         let original = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
         let project = changed(&original, &changes, &text);
         std::fs::write(dir.join("PROJECT"), &project).unwrap();
-        let before = tree(&dir);
         let args = ["create", "api", "--group", "extra", "--version", "v1", "--kind", "Extra"];
-        let assert = kube_scaffold(&dir, &args);
-        let code = assert.get_output().status.code();
-        let said = stderr_of(&assert);
-        prop_assert!(matches!(code, Some(0 | 1)), "exit {:?} on PROJECT:\n{}\n{}", code, project, said);
-        if code == Some(1) {
-            prop_assert!(said.contains("error: ") && said.contains("help: "), "{}\non PROJECT:\n{}", said, project);
-            prop_assert!(tree(&dir) == before, "a refused command changed the project: {}", said);
-        }
+        accepted_or_refused_with_help(&dir, &args, &project)?;
     }
+}
+
+/// Runs `kube-scaffold ARGS` in `dir`: it succeeds, or exits 1 with `error:` and `help:` and
+/// nothing written; `input` is what the failure shows.
+fn accepted_or_refused_with_help(
+    dir: &Path,
+    args: &[&str],
+    input: &str,
+) -> Result<(), TestCaseError> {
+    let before = tree(dir);
+    let assert = kube_scaffold(dir, args);
+    let code = assert.get_output().status.code();
+    let said = stderr_of(&assert);
+    prop_assert!(
+        matches!(code, Some(0 | 1)),
+        "exit {:?} on:\n{}\n{}",
+        code,
+        input,
+        said
+    );
+    if code == Some(1) {
+        let helped = said.contains("error: ") && said.contains("help: ");
+        prop_assert!(helped, "{}\non:\n{}", said, input);
+        prop_assert!(
+            tree(dir) == before,
+            "a refused command changed the project: {}",
+            said
+        );
+    }
+    Ok(())
 }
 
 /// A property's name: a field's usual spelling, one Rust or the generator may trip on, or a
@@ -254,16 +276,8 @@ proptest! {
         let crd = crd(&spec, status.as_ref());
         let text = serde_json::to_string_pretty(&crd).unwrap();
         std::fs::write(dir.join("thing.json"), &text).unwrap();
-        let before = tree(&dir);
         let args = ["create", "api", "--from-crd", "thing.json", "--controller=false"];
-        let assert = kube_scaffold(&dir, &args);
-        let code = assert.get_output().status.code();
-        let said = stderr_of(&assert);
-        prop_assert!(matches!(code, Some(0 | 1)), "exit {:?} on the CRD:\n{}\n{}", code, text, said);
-        if code == Some(1) {
-            prop_assert!(said.contains("error: ") && said.contains("help: "), "{}\non the CRD:\n{}", said, text);
-            prop_assert!(tree(&dir) == before, "a refused command changed the project: {}", said);
-        }
+        accepted_or_refused_with_help(&dir, &args, &text)?;
     }
 }
 

@@ -154,30 +154,7 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
         &["-n", NAMESPACE, "secret/webhook-server-cert"],
         "{.data.ca\\.crt}",
     );
-    for (object, path) in [
-        (
-            "mutatingwebhookconfiguration/ship-mutating-webhook-configuration",
-            "{.webhooks[*].clientConfig.caBundle}",
-        ),
-        (
-            "validatingwebhookconfiguration/ship-validating-webhook-configuration",
-            "{.webhooks[*].clientConfig.caBundle}",
-        ),
-        (
-            &format!("crd/guestbooks.{GROUP}") as &str,
-            "{.spec.conversion.webhook.clientConfig.caBundle}",
-        ),
-    ] {
-        copy.wait(
-            &format!("the CA injected into {object}"),
-            60,
-            || copy.jsonpath(&[object], path),
-            || {
-                let bundles = copy.jsonpath(&[object], path);
-                !bundles.is_empty() && bundles.split(' ').all(|bundle| bundle == ca)
-            },
-        );
-    }
+    copy.wait_ca_injected(&ca, &format!("guestbooks.{GROUP}"));
 
     // The API server calls the defaulting webhook through its Service, trusting that CA.
     let object = format!(

@@ -76,32 +76,7 @@ fn cert_manager_issues_the_serving_certificate_and_injects_its_ca() {
     let secret = ["-n", NAMESPACE, "secret/webhook-server-cert"];
     let ca = project.jsonpath(&secret, "{.data.ca\\.crt}");
     assert!(!ca.is_empty(), "no CA in the Secret");
-    let injected = |object: &str, path: &str| project.jsonpath(&[object], path);
-    let configurations = [
-        (
-            "mutatingwebhookconfiguration/certs-mutating-webhook-configuration",
-            "{.webhooks[*].clientConfig.caBundle}",
-        ),
-        (
-            "validatingwebhookconfiguration/certs-validating-webhook-configuration",
-            "{.webhooks[*].clientConfig.caBundle}",
-        ),
-        (
-            "crd/guestbooks.webapp.certs.example",
-            "{.spec.conversion.webhook.clientConfig.caBundle}",
-        ),
-    ];
-    for (object, path) in configurations {
-        project.wait(
-            &format!("the CA injected into {object}"),
-            60,
-            || injected(object, path),
-            || {
-                let bundles = injected(object, path);
-                !bundles.is_empty() && bundles.split(' ').all(|bundle| bundle == ca)
-            },
-        );
-    }
+    project.wait_ca_injected(&ca, "guestbooks.webapp.certs.example");
 
     // The manager with the Secret's files, as the kubelet mounts them: its TLS verifies with
     // the injected CA under the Service's name, and with no other CA.
@@ -122,10 +97,8 @@ fn cert_manager_issues_the_serving_certificate_and_injects_its_ca() {
     ];
     let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
     let manager = project.start(project.command(&project.manager(), &flags));
-    let path = injected(
-        configurations[0].0,
-        "{.webhooks[0].clientConfig.service.path}",
-    );
+    let mutating = "mutatingwebhookconfiguration/certs-mutating-webhook-configuration";
+    let path = project.jsonpath(&[mutating], "{.webhooks[0].clientConfig.service.path}");
     // kubectl verifies as the API server does (Go's crypto/x509): cert-manager's self-signed
     // certificate has an empty subject, which curl's OpenSSL refuses as an issuer.
     fs::write(project.dir.join("review.json"), "{}").unwrap();

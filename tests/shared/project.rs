@@ -257,6 +257,43 @@ impl Project {
         (self.plane.kubeconfig_for(&account, &token), token)
     }
 
+    /// Waits until `ca` (base64, as the Secret's `ca.crt`) is the CA bundle of every webhook of
+    /// the project's two configurations and of the conversion of the CRD `crd`: cert-manager's
+    /// cainjector at work.
+    pub fn wait_ca_injected(&self, ca: &str, crd: &str) {
+        let hooks = "{.webhooks[*].clientConfig.caBundle}";
+        let conversion = "{.spec.conversion.webhook.clientConfig.caBundle}";
+        let objects = [
+            (
+                format!(
+                    "mutatingwebhookconfiguration/{}-mutating-webhook-configuration",
+                    self.name
+                ),
+                hooks,
+            ),
+            (
+                format!(
+                    "validatingwebhookconfiguration/{}-validating-webhook-configuration",
+                    self.name
+                ),
+                hooks,
+            ),
+            (format!("crd/{crd}"), conversion),
+        ];
+        for (object, path) in &objects {
+            let bundles = || self.jsonpath(&[object], path);
+            self.wait(
+                &format!("the CA injected into {object}"),
+                60,
+                bundles,
+                || {
+                    let bundles = bundles();
+                    !bundles.is_empty() && bundles.split(' ').all(|bundle| bundle == ca)
+                },
+            );
+        }
+    }
+
     /// The status of `object`'s condition `type_`, or "" while it has none.
     pub fn condition(&self, object: &str, type_: &str) -> String {
         let path = format!("{{.status.conditions[?(@.type==\"{type_}\")].status}}");
