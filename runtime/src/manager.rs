@@ -523,6 +523,7 @@ impl Manager {
             outcome = controllers => outcome,
             lost = keep(&mut elector) => {
                 ctx.metrics.set_leading(&lease, false);
+                tracing::warn!(%lost, "stopped leading");
                 ctx.health.fail(lost.to_string());
                 Err(anyhow::anyhow!("{lost}: stopping, so that only one replica reconciles"))
             }

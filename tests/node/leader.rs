@@ -2,7 +2,8 @@
 //! through the metrics Service (200 with a token of the `metrics-reader` role, 401 without);
 //! the leader counts reconciles; when the leader's pod is deleted another leads (the standby or
 //! the deleted pod's replacement), and at no moment do two pods report
-//! `leader_election_master_status 1`.
+//! `leader_election_master_status 1`. A leader cut from the API server (iptables drops its
+//! packets) stops leading, by its own log, before the standby leads, by its log.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -190,4 +191,123 @@ fn scrape(ip: &str, token: Option<&str>) -> (u16, String) {
 fn gauge(text: &str, series: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix(series).and_then(|v| v.trim().parse().ok()))
+}
+
+/// Removes an iptables rule of the host when dropped, however the test ends.
+struct Rule(Vec<String>);
+
+impl Rule {
+    /// Inserts `rule` (`<chain> <match...> -j <target>`) at the top of its chain.
+    fn insert(rule: &[&str]) -> Self {
+        let rule: Vec<String> = rule.iter().map(|s| s.to_string()).collect();
+        let status = Command::new("iptables")
+            .arg("-I")
+            .args(&rule)
+            .status()
+            .unwrap();
+        assert!(status.success(), "iptables -I {rule:?}");
+        Rule(rule)
+    }
+}
+
+impl Drop for Rule {
+    fn drop(&mut self) {
+        let _ = Command::new("iptables").arg("-D").args(&self.0).status();
+    }
+}
+
+/// The seconds since the epoch of the first (`last`: the last) line of `log` (`kubectl logs
+/// --timestamps`, the container runtime's clock) that contains `text`.
+fn logged_at(log: &str, text: &str, last: bool) -> Option<f64> {
+    let mut lines = log.lines().filter(|l| l.contains(text));
+    let line = if last {
+        lines.next_back()
+    } else {
+        lines.next()
+    }?;
+    let stamp = line.split_whitespace().next()?;
+    let output = Command::new("date")
+        .args(["-d", stamp, "+%s.%N"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+}
+
+// It prints what it measured (`cargo test -- --nocapture` shows it).
+#[allow(clippy::print_stderr)]
+#[test]
+fn a_leader_cut_from_the_api_server_stops_before_the_standby_leads() {
+    let _turn = turn();
+    let ship = ship();
+    let project = &ship.project;
+    ship.deploy();
+    let leader = deploy::leader(project);
+    let ips = pod_ips(project);
+    let (leader_ip, _) = split(&ips, &leader);
+    let standby = ips
+        .iter()
+        .find(|(pod, _)| *pod != leader)
+        .unwrap()
+        .0
+        .clone();
+    let port = project.plane.server.rsplit(':').next().unwrap().to_string();
+
+    // The leader's packets to the API server (the `kubernetes` Service, DNATed to the node's
+    // address) dropped: a cut network, not a refusal.
+    let cut_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let cut = Rule::insert(&[
+        "INPUT", "-s", &leader_ip, "-p", "tcp", "--dport", &port, "-j", "DROP",
+    ]);
+    let holder = || {
+        project.jsonpath(
+            &["lease", "-n", NAMESPACE, "ship-leader-election"],
+            "{.spec.holderIdentity}",
+        )
+    };
+    project.wait("the standby leads", 90, holder, || {
+        holder().starts_with(&standby)
+    });
+    let restarts = || {
+        project.jsonpath(
+            &["pod", "-n", NAMESPACE, &leader],
+            "{.status.containerStatuses[0].restartCount}",
+        )
+    };
+    project.wait("the cut leader stops", 90, restarts, || restarts() != "0");
+    drop(cut);
+
+    let logs = |pod: &str, previous: bool| {
+        let mut args = vec![
+            "logs",
+            "-n",
+            NAMESPACE,
+            pod,
+            "-c",
+            "manager",
+            "--timestamps",
+        ];
+        if previous {
+            args.push("--previous");
+        }
+        project.kubectl(&args)
+    };
+    let old = logs(&leader, true);
+    let new = logs(&standby, false);
+    let stopped = logged_at(&old, "stopped leading", true)
+        .unwrap_or_else(|| panic!("the cut leader never logged that it stopped leading:\n{old}"));
+    let led = logged_at(&new, "became the leader", true)
+        .unwrap_or_else(|| panic!("the standby never logged that it leads:\n{new}"));
+    eprintln!(
+        "a leader cut from the API server: it stopped leading {:.1} s after the cut, the standby led from {:.1} s",
+        stopped - cut_at,
+        led - cut_at
+    );
+    assert!(
+        stopped < led,
+        "two leaders: the standby led at {led}, the cut leader stopped at {stopped}"
+    );
+    ship.rollout();
 }

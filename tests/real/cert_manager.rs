@@ -57,6 +57,8 @@ fn cert_manager_issues_the_serving_certificate_and_injects_its_ca() {
     // config/default, whole, as `make deploy` applies it.
     let yaml = project.kubectl(&["kustomize", "config/default"]);
     assert!(yaml.contains("kind: Certificate\n"), "{yaml}");
+    let default = project.dir.join("default.yaml");
+    fs::write(&default, &yaml).unwrap();
     project.apply(&yaml);
     let certificate = ["-n", NAMESPACE, "certificate/certs-serving-cert"];
     project.wait(
@@ -142,4 +144,13 @@ fn cert_manager_issues_the_serving_certificate_and_injects_its_ca() {
         other.contains("x509: certificate signed by unknown authority"),
         "{other}"
     );
+    drop(manager);
+    let default = default.to_str().unwrap();
+    project.kubectl(&[
+        "delete",
+        "-f",
+        default,
+        "--ignore-not-found",
+        "--timeout=60s",
+    ]);
 }

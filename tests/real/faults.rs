@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 use crate::control_plane::free_port;
 use crate::project::{Project, turn};
 
+/// The project's kind, by its full name: other tests' Guestbooks may be installed too.
+const GUESTBOOKS: &str = "guestbooks.webapp.faults.example";
+
 /// How long the API server is gone for the manager.
 const OUTAGE: Duration = Duration::from_secs(10);
 
@@ -136,7 +139,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
         )
     };
     let available =
-        |name: &str| project.condition(&format!("guestbook/{name}"), "Available") == "True";
+        |name: &str| project.condition(&format!("{GUESTBOOKS}/{name}"), "Available") == "True";
     let apply = |yaml: String| {
         let output = project.apply(&yaml);
         assert!(output.status.success(), "{output:?}");
@@ -164,7 +167,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     let cut = Instant::now();
     apply(guestbook("during", "b"));
     let generation =
-        |name: &str| project.jsonpath(&[&format!("guestbook/{name}")], "{.metadata.generation}");
+        |name: &str| project.jsonpath(&[&format!("{GUESTBOOKS}/{name}")], "{.metadata.generation}");
     apply(guestbook("before", "changed"));
     // The PodTemplates' history compacted away: the manager's watch cannot resume from the
     // version it last saw, and must list again.
@@ -186,7 +189,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     let restored = Instant::now();
     let observed = |name: &str| {
         project.jsonpath(
-            &[&format!("guestbook/{name}")],
+            &[&format!("{GUESTBOOKS}/{name}")],
             "{.status.conditions[?(@.type==\"Available\")].observedGeneration}",
         )
     };
@@ -213,6 +216,20 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     manager.stop_unforbidden();
 
     throttled(&project);
+    project.kubectl(&[
+        "delete",
+        "flowschema,prioritylevelconfiguration",
+        "faults-throttled",
+    ]);
+    project.kubectl(&[
+        "delete",
+        "podtemplates",
+        "before",
+        "during",
+        "-n",
+        "default",
+    ]);
+    project.run("make", &["uninstall"]);
 }
 
 /// The LISTs of PodTemplates the API server served, by its own count.
@@ -276,7 +293,7 @@ fn throttled(project: &Project) {
     let reconciled = || {
         let statuses = project.kubectl(&[
             "get",
-            "guestbooks",
+            GUESTBOOKS,
             "-o",
             "jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type==\"Available\")].status}{\"\\n\"}{end}",
         ]);

@@ -148,7 +148,12 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
                 round += 1;
                 let _ = std::process::Command::new(&kubectl)
                     .env("KUBECONFIG", &admin)
-                    .args(["annotate", "guestbooks", "--all", "--overwrite"])
+                    .args([
+                        "annotate",
+                        "guestbooks.webapp.sharded.example",
+                        "--all",
+                        "--overwrite",
+                    ])
                     .arg(format!("churn={round}"))
                     .output();
                 std::thread::sleep(Duration::from_millis(100));
@@ -262,8 +267,14 @@ fn create(project: &Project, range: std::ops::Range<usize>) {
 
 /// Every Guestbook, by `namespace/name`, with its labels.
 fn placed(project: &Project) -> BTreeMap<String, Placed> {
-    let list: Value =
-        serde_json::from_str(&project.kubectl(&["get", "guestbooks", "-A", "-o", "json"])).unwrap();
+    let list: Value = serde_json::from_str(&project.kubectl(&[
+        "get",
+        "guestbooks.webapp.sharded.example",
+        "-A",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
     let items = list["items"].as_array().cloned().unwrap_or_default();
     items
         .iter()
