@@ -10,6 +10,11 @@
 //! - throttling: the manager, under its own ServiceAccount, is put by API Priority and
 //!   Fairness in a priority level of one share that rejects what it cannot seat (429), and
 //!   given 60 objects at once. Every one is reconciled, and the API server counted its 429s.
+//! - killed mid-reconcile: the manager is SIGKILLed while a reconcile stalls (a user's edit
+//!   of the controller, on when `FAULTS_STALL` is set), once after a Ledger's child was
+//!   applied but before its status, once in the middle of its finalizer's cleanup. Started
+//!   again, the manager finishes both: the Ledger Available with the dead process's child
+//!   taken over (not reported as another's), then its cleanup run and the Ledger gone.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -18,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::control_plane::free_port;
-use crate::project::{Project, turn};
+use crate::project::{Project, edit, turn};
 
 /// The project's kind, by its full name: other tests' Guestbooks may be installed too.
 const GUESTBOOKS: &str = "guestbooks.webapp.faults.example";
@@ -114,6 +119,24 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     ];
     let controller = ["create", "api", "--controller", "--resource=false"];
     project.scaffold(&[&controller[..], &templates].concat());
+    // Ledger has a finalizer and a child, and a reconcile that stalls when told to.
+    let ledger = [
+        "create",
+        "api",
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Ledger",
+        "--resource",
+        "--controller",
+        "--finalizer",
+        "--owns",
+        "core/v1/ConfigMap",
+    ];
+    project.scaffold(&ledger);
+    stall_ledgers(&project);
     project.run("make", &["manifests", "install"]);
     project.run("cargo", &["build", "--bin", "faults"]);
 
@@ -216,6 +239,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     manager.stop_unforbidden();
 
     throttled(&project);
+    killed(&project);
     project.kubectl(&[
         "delete",
         "flowschema,prioritylevelconfiguration",
@@ -230,6 +254,142 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
         "default",
     ]);
     project.run("make", &["uninstall"]);
+}
+
+/// The user's edit of the Ledger's controller: with `FAULTS_STALL=status`, a reconcile stalls
+/// once the children are applied, before the status; with `FAULTS_STALL=cleanup`, a cleanup
+/// stalls before it ends.
+fn stall_ledgers(project: &Project) {
+    let controller = project.dir.join("src/controller/ledger.rs");
+    let stall = |key: &str, what: &str| {
+        format!(
+            "    if std::env::var(\"FAULTS_STALL\").as_deref() == Ok(\"{key}\") {{\n        \
+             info!(name = %obj.name_any(), \"stalling {what}\");\n        \
+             tokio::time::sleep(std::time::Duration::from_secs(600)).await;\n    }}\n"
+        )
+    };
+    let status = "    let (available, reason, message) = if !foreign.is_empty() {\n";
+    edit(
+        &controller,
+        status,
+        &format!("{}{status}", stall("status", "before the status")),
+    );
+    let cleaned = "    info!(name = %obj.name_any(), \"cleaned up\");\n";
+    edit(
+        &controller,
+        cleaned,
+        &format!("{}{cleaned}", stall("cleanup", "in the cleanup")),
+    );
+}
+
+/// The manager SIGKILLed in the middle of a Ledger's reconcile, then of its cleanup; each
+/// time started again, it finishes what the dead process began.
+#[allow(clippy::print_stderr)]
+fn killed(project: &Project) {
+    let ledger = "ledgers.webapp.faults.example/killed";
+    let start = |stall: Option<&str>| {
+        let health = format!("--health-probe-bind-address=127.0.0.1:{}", free_port());
+        let flags = [health.as_str(), "--metrics-bind-address=0"];
+        let mut command = project.command(&project.manager(), &flags);
+        if let Some(stall) = stall {
+            command.env("FAULTS_STALL", stall);
+        }
+        project.start(command)
+    };
+    let kill = |manager: crate::project::Running, stalled: &str| {
+        project.wait(
+            &format!("a reconcile stalled {stalled}"),
+            60,
+            || manager.log(),
+            || manager.log().contains(&format!("stalling {stalled}")),
+        );
+        manager.signal("KILL");
+        manager.wait_exit(10);
+    };
+
+    // Killed after the child was applied, before the status.
+    let manager = start(Some("status"));
+    let output = project.apply(
+        "apiVersion: webapp.faults.example/v1\nkind: Ledger\nmetadata: {name: killed, namespace: default}\nspec: {foo: a}\n",
+    );
+    assert!(output.status.success(), "{output:?}");
+    kill(manager, "before the status");
+    let child = project.jsonpath(
+        &["-n", "default", "configmap/killed"],
+        "{.metadata.ownerReferences[0].kind} {.data.foo}",
+    );
+    assert_eq!(child, "Ledger a", "the child the killed manager applied");
+    assert_ne!(
+        project.condition(ledger, "Available"),
+        "True",
+        "the status was written before the kill"
+    );
+    let restarted = Instant::now();
+    let manager = start(None);
+    project.wait(
+        "the Ledger reconciled by the next manager",
+        60,
+        || {
+            format!(
+                "{}\n{}",
+                project.kubectl(&["get", ledger, "-o", "yaml"]),
+                manager.log()
+            )
+        },
+        || project.condition(ledger, "Available") == "True",
+    );
+    assert_eq!(
+        project.condition(ledger, "Degraded"),
+        "False",
+        "the dead process's child taken for another's"
+    );
+    eprintln!(
+        "killed before the status: the next manager reconciled it {:.1?} after it started",
+        restarted.elapsed()
+    );
+    manager.stop_unforbidden();
+
+    // Killed in the middle of the finalizer's cleanup.
+    let manager = start(Some("cleanup"));
+    project.kubectl(&["delete", ledger, "-n", "default", "--wait=false"]);
+    kill(manager, "in the cleanup");
+    let finalizers = project.jsonpath(&["-n", "default", ledger], "{.metadata.finalizers}");
+    assert!(
+        finalizers.contains("webapp.faults.example/finalizer"),
+        "the Ledger's finalizer gone before its cleanup ended: {finalizers:?}"
+    );
+    let restarted = Instant::now();
+    let manager = start(None);
+    let gone = || {
+        !project
+            .kubectl_output(&["get", "-n", "default", ledger])
+            .status
+            .success()
+    };
+    project.wait(
+        "the Ledger's cleanup finished by the next manager",
+        60,
+        || manager.log(),
+        gone,
+    );
+    assert!(
+        manager.log().contains("cleaned up"),
+        "the next manager did not run the cleanup:\n{}",
+        manager.log()
+    );
+    eprintln!(
+        "killed in the cleanup: the next manager finished it {:.1?} after it started",
+        restarted.elapsed()
+    );
+    manager.stop_unforbidden();
+    // The child goes with its owner (the garbage collector).
+    let collected = || {
+        !project
+            .kubectl_output(&["get", "-n", "default", "configmap/killed"])
+            .status
+            .success()
+    };
+    project.wait("the Ledger's child collected", 60, String::new, collected);
 }
 
 /// The LISTs of PodTemplates the API server served, by its own count.
