@@ -9,10 +9,13 @@
 //! Service with that CA; `make undeploy`, then cert-manager uninstalled.
 
 use std::fs;
-use std::process::Command;
+use std::io::Write as _;
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
-use crate::project::{Project, cert_manager, helm, turn};
-use crate::ship::{NAMESPACE, ship};
+use crate::deploy::pod_ips;
+use crate::project::{Project, cert_manager, helm, turn, unbase64};
+use crate::ship::{NAMESPACE, ship, webhooks_answer};
 
 const GROUP: &str = "webapp.node.example";
 const DEPLOYMENTS: [&str; 3] = [
@@ -150,29 +153,87 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
             ) == "True"
         },
     );
-    let ca = copy.jsonpath(
-        &["-n", NAMESPACE, "secret/webhook-server-cert"],
-        "{.data.ca\\.crt}",
-    );
+    let secret = ["-n", NAMESPACE, "secret/webhook-server-cert"];
+    let ca = copy.jsonpath(&secret, "{.data.ca\\.crt}");
     copy.wait_ca_injected(&ca, &format!("guestbooks.{GROUP}"));
 
-    // The API server calls the defaulting webhook through its Service, trusting that CA.
-    let object = format!(
-        "apiVersion: {GROUP}/v1\nkind: Guestbook\nmetadata: {{name: certified, namespace: default}}\nspec: {{}}\n"
-    );
-    let created = copy.apply(&object);
-    assert!(created.status.success(), "{created:?}");
-    let foo = copy.jsonpath(
-        &["-n", "default", &format!("guestbooks.v1.{GROUP}/certified")],
-        "{.spec.foo}",
-    );
-    assert_eq!(foo, "default", "the defaulting webhook's default");
+    // The API server calls the webhooks through their Service, trusting that CA.
+    webhooks_answer(&copy, "certified");
+
+    // Renewed as `cmctl renew` does (the Issuing condition), with a new key: the new
+    // certificate is injected and served by the same pods, which reload it from their volume.
+    let before = copy.jsonpath(&secret, "{.data.tls\\.crt}");
     copy.kubectl(&[
-        "delete",
+        "patch",
         "-n",
-        "default",
-        &format!("guestbooks.v1.{GROUP}/certified"),
+        NAMESPACE,
+        "certificate/ship-serving-cert",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"privateKey":{"rotationPolicy":"Always"}}}"#,
     ]);
+    copy.kubectl(&[
+        "patch",
+        "-n",
+        NAMESPACE,
+        "certificate/ship-serving-cert",
+        "--subresource=status",
+        "--type=json",
+        "-p",
+        r#"[{"op":"add","path":"/status/conditions/-","value":{"type":"Issuing","status":"True","reason":"ManuallyTriggered","message":"renewed by the node test","lastTransitionTime":"2026-01-01T00:00:00Z"}}]"#,
+    ]);
+    let renewed = Instant::now();
+    copy.wait(
+        "the certificate renewed",
+        120,
+        || copy.kubectl(&["describe", "-n", NAMESPACE, "certificate"]),
+        || {
+            let now = copy.jsonpath(&secret, "{.data.tls\\.crt}");
+            !now.is_empty() && now != before
+        },
+    );
+    let issued = copy.jsonpath(&secret, "{.data.tls\\.crt}");
+    let fingerprint = fingerprint(&unbase64(&issued));
+    let ca = copy.jsonpath(&secret, "{.data.ca\\.crt}");
+    copy.wait_ca_injected(&ca, &format!("guestbooks.{GROUP}"));
+    let pods = pod_ips(&copy);
+    copy.wait(
+        "every manager pod serving the renewed certificate",
+        240,
+        || {
+            format!(
+                "{pods:?} serve {:?}, issued {fingerprint}",
+                pods.iter().map(|(_, ip)| served(ip)).collect::<Vec<_>>()
+            )
+        },
+        || pods.iter().all(|(_, ip)| served(ip) == fingerprint),
+    );
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!(
+            "renewed certificate served by every pod after {:.1} s",
+            renewed.elapsed().as_secs_f64()
+        );
+    }
+    let restarts = copy.jsonpath(
+        &[
+            "pods",
+            "-n",
+            NAMESPACE,
+            "-l",
+            "control-plane=controller-manager",
+        ],
+        "{.items[*].status.containerStatuses[*].restartCount}",
+    );
+    assert!(
+        restarts.split_whitespace().all(|n| n == "0"),
+        "the managers restarted: {restarts}"
+    );
+    for (pod, _) in &pods {
+        let log = copy.kubectl(&["logs", "-n", NAMESPACE, pod, "-c", "manager"]);
+        assert!(log.contains("certificate reloaded"), "{pod}'s log:\n{log}");
+    }
+    webhooks_answer(&copy, "renewed");
 
     ship.make_in(&copy, &["undeploy"]);
     let namespace = copy.kubectl_output(&["get", "namespace", NAMESPACE]);
@@ -186,4 +247,30 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
         installed.to_str().unwrap(),
         "--timeout=120s",
     ]);
+}
+
+/// The SHA-256 fingerprint of the PEM certificate `pem`, as openssl prints it.
+fn fingerprint(pem: &[u8]) -> String {
+    let mut child = Command::new("openssl")
+        .args(["x509", "-noout", "-fingerprint", "-sha256"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(pem).unwrap();
+    let output = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// The fingerprint of the certificate the webhook server at `ip` presents (empty if none).
+fn served(ip: &str) -> String {
+    let output = Command::new("openssl")
+        .args(["s_client", "-connect", &format!("{ip}:9443")])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    if output.stdout.is_empty() {
+        return String::new();
+    }
+    fingerprint(&output.stdout)
 }

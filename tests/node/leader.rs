@@ -8,7 +8,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::deploy::{self, pods};
+use crate::deploy::{self, pod_ips};
 use crate::project::{Project, turn};
 use crate::ship::{NAMESPACE, ship};
 
@@ -144,18 +144,6 @@ fn reader_token(project: &Project) -> String {
         .kubectl(&["create", "token", "prometheus", "-n", "default"])
         .trim()
         .to_string()
-}
-
-/// The manager's pods and their IPs.
-fn pod_ips(project: &Project) -> Vec<(String, String)> {
-    let names = pods(project);
-    names
-        .into_iter()
-        .map(|pod| {
-            let ip = project.jsonpath(&["pod", "-n", NAMESPACE, &pod], "{.status.podIP}");
-            (pod, ip)
-        })
-        .collect()
 }
 
 /// The leader's and the other pod's IPs.

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 use crate::project::{Project, edit};
 
 pub const NAMESPACE: &str = "ship-system";
+/// The group of the ship's Guestbook.
+const GROUP: &str = "webapp.node.example";
 pub const DEPLOYMENT: &str = "deployment/ship-controller-manager";
 /// The node's pause image, which `scripts/test-images` pushes to the node's registry.
 pub const PAUSE: &str = "localhost:5000/pause:3.10";
@@ -137,6 +139,32 @@ impl Ship {
         let images = self.images.iter().map(String::as_str);
         args.iter().copied().chain(images).collect()
     }
+}
+
+/// Checks that the API server calls the ship's webhooks through their Service: a Guestbook
+/// named `name` defaulted, one with an empty `spec.foo` refused, and the first read in v2
+/// (stored as v2, created and read in v1: the conversion webhook both ways); then deletes it.
+pub fn webhooks_answer(project: &Project, name: &str) {
+    let object = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: {GROUP}/v1\nkind: Guestbook\nmetadata: {{name: {name}, namespace: default}}\nspec: {spec}\n"
+        )
+    };
+    let created = project.apply(&object(name, "{}"));
+    assert!(created.status.success(), "{created:?}");
+    let v1 = format!("guestbooks.v1.{GROUP}/{name}");
+    let defaulted = project.jsonpath(&["-n", "default", &v1], "{.spec.foo}");
+    assert_eq!(defaulted, "default", "the defaulting webhook's default");
+    let refused = project.apply(&object(&format!("{name}-refused"), "{foo: \"\"}"));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success() && stderr.contains("spec.foo must not be empty"),
+        "{stderr}"
+    );
+    let v2 = format!("guestbooks.v2.{GROUP}/{name}");
+    let read = project.jsonpath(&["-n", "default", &v2], "{.apiVersion}");
+    assert_eq!(read, format!("{GROUP}/v2"));
+    project.kubectl(&["delete", "-n", "default", &v1, "--timeout=60s"]);
 }
 
 /// CustomPod's user edits: `spec.replicas`, and a controller that runs that many Pods, the
