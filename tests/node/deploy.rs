@@ -7,9 +7,9 @@
 //! Running, scaled 3 to 1, and collected with their owner; `make undeploy` leaving nothing of
 //! the project.
 
-use crate::control_plane::poll;
+use crate::control_plane::{poll, restart_containerd};
 use crate::project::{Project, turn};
-use crate::ship::{NAMESPACE, ship};
+use crate::ship::{NAMESPACE, ship, webhooks_answer};
 
 const GROUP: &str = "webapp.node.example";
 
@@ -70,37 +70,8 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
     );
 
     // The webhooks, called by the API server through their Service.
-    let defaulted = object("defaulted", None);
-    assert!(project.apply(&defaulted).status.success());
-    let foo = project.jsonpath(
-        &["-n", "default", &format!("guestbooks.v1.{GROUP}/defaulted")],
-        "{.spec.foo}",
-    );
-    assert_eq!(foo, "default", "the defaulting webhook's default");
-    let refused = project.apply(&object("refused", Some("")));
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(
-        !refused.status.success() && stderr.contains("spec.foo must not be empty"),
-        "{stderr}"
-    );
-    // Stored as v2, read in v2: the conversion webhook both ways.
-    let v2 = project.jsonpath(
-        &[
-            "-n",
-            "default",
-            &format!("guestbooks.v2.{GROUP}/guestbook-sample"),
-        ],
-        "{.apiVersion}",
-    );
-    assert_eq!(v2, format!("{GROUP}/v2"));
-    project.kubectl(&[
-        "delete",
-        "-n",
-        "default",
-        &sample,
-        &format!("guestbooks.v1.{GROUP}/defaulted"),
-        "--timeout=60s",
-    ]);
+    crate::ship::webhooks_answer(project, "deployed");
+    project.kubectl(&["delete", "-n", "default", &sample, "--timeout=60s"]);
 
     // deploy-image: the Memcached's Deployment Available on the node, its pod running as the
     // user asked for, and the kind's status saying so.
@@ -144,6 +115,40 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
         "the operand's process runs as 1001"
     );
     project.kubectl(&["delete", "-n", "default", memcached, "--timeout=60s"]);
+
+    // containerd restarted under the running pods: the managers' containers go on (the same
+    // processes, no restart), the webhooks still answer, and new pods start (the CustomPod's
+    // below).
+    let managers = process_ids("manager");
+    assert_eq!(managers.len(), 2, "the managers' processes: {managers:?}");
+    restart_containerd();
+    project.kubectl(&[
+        "wait",
+        "pods",
+        "-n",
+        NAMESPACE,
+        "-l",
+        "control-plane=controller-manager",
+        "--for=condition=Ready",
+        "--timeout=120s",
+    ]);
+    assert_eq!(
+        process_ids("manager"),
+        managers,
+        "the managers' processes after containerd's restart"
+    );
+    let restarts = project.jsonpath(
+        &[
+            "pods",
+            "-n",
+            NAMESPACE,
+            "-l",
+            "control-plane=controller-manager",
+        ],
+        "{.items[*].status.containerStatuses[*].restartCount}",
+    );
+    assert_eq!(restarts, "0 0", "the managers' containers restarted");
+    webhooks_answer(project, "after-containerd");
 
     // An operator that makes pods: the CustomPod's Pods Running, scaled 3 to 1, then
     // collected with it.
@@ -248,6 +253,18 @@ pub fn leader(project: &Project) -> String {
     pod.to_string()
 }
 
+/// The manager's pods and their IPs.
+pub fn pod_ips(project: &Project) -> Vec<(String, String)> {
+    let names = pods(project);
+    names
+        .into_iter()
+        .map(|pod| {
+            let ip = project.jsonpath(&["pod", "-n", NAMESPACE, &pod], "{.status.podIP}");
+            (pod, ip)
+        })
+        .collect()
+}
+
 /// The user IDs of the node's processes named `manager` (the image's entrypoint).
 pub fn manager_uids() -> Vec<String> {
     process_uids("manager")
@@ -255,8 +272,20 @@ pub fn manager_uids() -> Vec<String> {
 
 /// The user IDs of this machine's processes named `name`.
 fn process_uids(name: &str) -> Vec<String> {
+    processes("uid", name)
+}
+
+/// The IDs of this machine's processes named `name`, in order.
+fn process_ids(name: &str) -> Vec<String> {
+    let mut ids = processes("pid", name);
+    ids.sort();
+    ids
+}
+
+/// The `field` (a `ps -o` name) of this machine's processes named `name`.
+fn processes(field: &str, name: &str) -> Vec<String> {
     let output = std::process::Command::new("ps")
-        .args(["-eo", "uid=,comm="])
+        .args(["-eo", &format!("{field}=,comm=")])
         .output()
         .unwrap();
     let text = String::from_utf8(output.stdout).unwrap();
@@ -270,15 +299,4 @@ fn process_uids(name: &str) -> Vec<String> {
         .filter(|(_, comm)| comm == name)
         .map(|(uid, _)| uid)
         .collect()
-}
-
-/// A v1 Guestbook in `default`, with `spec.foo` if given.
-fn object(name: &str, value: Option<&str>) -> String {
-    let spec = match value {
-        Some(value) => format!("{{foo: \"{value}\"}}"),
-        None => "{}".to_string(),
-    };
-    format!(
-        "apiVersion: {GROUP}/v1\nkind: Guestbook\nmetadata: {{name: {name}, namespace: default}}\nspec: {spec}\n"
-    )
 }

@@ -426,6 +426,11 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Restarts the running node's containerd (`scripts/node restart-containerd`).
+pub fn restart_containerd() {
+    script(&["node", "restart-containerd"]);
+}
+
 /// Runs `scripts/NAME ARGS`; panics with its output unless it succeeds.
 fn script(args: &[&str]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
