@@ -105,6 +105,7 @@ pub fn rust_types(
                 "check that the version's openAPIV3Schema is a structural schema",
             )
         })?;
+    crate::codegen::external::kind_made(&types, version)?;
     for (rust, why) in [
         ("DateTime<Utc>", "`type: date`"),
         ("NaiveDate", "`type: date`"),
@@ -145,14 +146,6 @@ pub fn rust_types(
             out.push_str(&attributes);
             attributes_written = true;
         }
-    }
-    if !attributes_written {
-        return Err(user_error(
-            format!(
-                "kopium made no Rust kind of version `{version}` of the CRD: kube's `CustomResource` needs a `spec` of `type: object`"
-            ),
-            "adopt a CRD whose `spec` is an object, or write the kind's types by hand (`create api --resource`)",
-        ));
     }
     Ok(out)
 }

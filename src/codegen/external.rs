@@ -63,14 +63,30 @@ pub fn rust_types(crd: &CustomResourceDefinition, version: &str) -> anyhow::Resu
         .smart_derive_elision(true)
         .no_condition(!conditions_fit(crd, version))
         .build();
-    generator
+    let types = generator
         .generate_rust_types_for(crd, None::<String>)
         .map_err(|err| {
             user_error(
                 format!("kopium cannot generate Rust types from the CRD: {err:#}"),
                 "check that the CRD's version has an openAPIV3Schema",
             )
-        })
+        })?;
+    kind_made(&types, version)?;
+    Ok(types)
+}
+
+/// Refuses kopium's `types` of `version` when they hold no kind (no `#[kube(group = ..)]`):
+/// kopium makes none unless the `spec` is an object, and a project without it does not build.
+pub fn kind_made(types: &str, version: &str) -> anyhow::Result<()> {
+    if types.lines().any(|l| l.starts_with("#[kube(group = ")) {
+        return Ok(());
+    }
+    Err(user_error(
+        format!(
+            "kopium made no Rust kind of version `{version}` of the CRD: kube's `CustomResource` needs a `spec` of `type: object`"
+        ),
+        "use a CRD whose `spec` is an object, or write the kind's types by hand (`create api --resource`)",
+    ))
 }
 
 /// Refuses a CRD version that has a property whose name holds no letter or digit (`_`, `$`):

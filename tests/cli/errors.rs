@@ -130,6 +130,7 @@ const CASES: &[Case] = &[
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--external-api-crd", NOT_A_CRD], 1, "is not a CustomResourceDefinition"),
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--resource", "--external-api-crd", CERTIFICATE_CRD], 1, "`--resource` does not apply with `--external-api-crd`"),
     case(Initialized, &["create", "api", "--group", "cert-manager.io", "--kind", "Certificate", "--external-api-path", "github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"], 1, "is a Go import path"),
+    case(Initialized, &["create", "api", "--group", "ops.example.org", "--version", "v1", "--kind", "Widget", "--external-api-crd", unadoptable!("string-spec.yaml")], 1, "needs a `spec` of `type: object`"),
     // create api --from-crd
     case(Initialized, &["create", "api", "--from-crd", "nope.yaml"], 1, "cannot read `--from-crd nope.yaml`"),
     case(Initialized, &["create", "api", "--from-crd", NOT_A_CRD], 1, "is not a CustomResourceDefinition"),
