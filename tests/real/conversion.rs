@@ -4,7 +4,8 @@
 //! manager restarts, as a pod does, with objects stored and its conversion reached through a
 //! stand-in for its Service that, like a Service, sends traffic only while the manager is
 //! ready: it must become ready (a readiness that waits for caches which need `/convert` to
-//! sync never does).
+//! sync never does). Last, the project's own integration test (`make test-integration`,
+//! envtest) passes on these binaries and on the oldest Kubernetes tested (1.34).
 
 use std::io::{Read as _, Write as _};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -113,8 +114,22 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
     drop(service);
     project.run("make", &["uninstall"]);
 
-    // The project's own integration test (envtest for Rust) on the same binaries.
+    // The project's own integration test (envtest for Rust) on the same binaries, then on
+    // the oldest Kubernetes tested.
     integration_test(&project);
+    let oldest = crate::control_plane::oldest_assets();
+    let version = std::process::Command::new(oldest.join("kube-apiserver"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let version = String::from_utf8_lossy(&version.stdout);
+    assert!(version.starts_with("Kubernetes v1.34."), "{version}");
+    let assets = format!("KUBEBUILDER_ASSETS={}", oldest.display());
+    let out = project.run("make", &["test-integration", &assets]);
+    assert!(
+        out.contains("test every_sample_is_reconciled_and_every_webhook_answers ... ok"),
+        "on {version}: {out}"
+    );
 }
 
 /// `make test-integration` in `project`: refused with `error:` and `help:` without

@@ -69,8 +69,19 @@ pub fn assets() -> PathBuf {
     if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS") {
         return PathBuf::from(dir);
     }
+    built(&[])
+}
+
+/// The directory of the oldest Kubernetes' control plane (`scripts/control-plane --oldest`).
+pub fn oldest_assets() -> PathBuf {
+    built(&["--oldest"])
+}
+
+/// What `scripts/control-plane ARGS` builds (and caches): its directory.
+fn built(args: &[&str]) -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/control-plane");
     let output = Command::new(&script)
+        .args(args)
         .stderr(Stdio::inherit())
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
