@@ -1,12 +1,13 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # kubectl, envtest and work are the sourcing script's.
-# What the measure-* scripts share, sourced: clocks, CPU time, the API server's request counts
-# and a control plane of the runtime's envtest example. Needs `kubectl` and `envtest` set.
+# What the measure* scripts share, sourced: clocks, CPU time, the API server's request counts
+# and a control plane of the runtime's envtest example (which need `kubectl` and `envtest`
+# set).
 
 # Seconds since the epoch, with nanoseconds.
 now() { date +%s.%N; }
-# Seconds since `$1` (a `now`), to the hundredth.
-since() { awk -v a="$(now)" -v b="$1" 'BEGIN { printf "%.2f", a - b }'; }
+# Seconds since `$1` (a `now`), with `$2` decimals (default 2).
+since() { awk -v a="$(now)" -v b="$1" -v f="%.${2:-2}f\n" 'BEGIN { printf f, a - b }'; }
 # The CPU seconds (user and system) process `$1` has used.
 cpu() { awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.2f\n", ($12 + $13) / hz }' "/proc/$1/stat"; }
 # The peak RSS of process `$1`, in KiB (VmHWM).
