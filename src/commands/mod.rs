@@ -513,6 +513,18 @@ mod tests {
             assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
         }
         fragments(&plan, templates, &context, &mut used);
+        // The hooks of the other kinds of API, whole templates of their own.
+        let others = plugins::Variant::ALL
+            .into_iter()
+            .filter(|v| *v != context.variant);
+        for variant in others {
+            for hook in ["defaulter", "validator"] {
+                let template = variant.template(hook);
+                *used.entry(templates.resolve(&template)).or_default() += 1;
+                let text = templates.render(&template, &context).unwrap();
+                assert!(!text.contains("{{ ") && !text.contains("{%"), "{text}");
+            }
+        }
         // The other certificate mode: its own files (those of both modes are counted once).
         let self_signed = context_of(&crate::model::project::WebhookInputs {
             self_signed: true,

@@ -265,15 +265,16 @@ fn plan_lists(plan: &mut Plan, c: &ApiContext, version: &str, served: bool) {
 /// conversions per spoke, listed in `webhook::conversion::conversions()`.
 fn plan_webhook(plan: &mut Plan, c: &WebhookContext) -> anyhow::Result<()> {
     let own = own_files(c.force);
-    for (module, template) in [
-        (&c.defaulter, "base/webhook/src/webhook/defaulter.rs.tera"),
-        (&c.validator, "base/webhook/src/webhook/validator.rs.tera"),
-    ] {
+    for (module, hook) in [(&c.defaulter, "defaulter"), (&c.validator, "validator")] {
         let Some(module) = module else {
             continue;
         };
         let group_dir = c.multigroup.then_some(c.group_module.as_str());
-        plan.file(template, paths::webhook(group_dir, module), own);
+        plan.file(
+            &c.variant.template(hook),
+            paths::webhook(group_dir, module),
+            own,
+        );
         let group = group_dir.map(|g| (g, c.group.as_str()));
         let module = declare_module(plan, group, module, WEBHOOK_MODULES, WEBHOOK_GROUP)?;
         plan.insert(WEBHOOKS, format!("{module}::hook(),"));

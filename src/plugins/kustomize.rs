@@ -11,7 +11,9 @@ use crate::ui;
 
 use super::base::own_files;
 use super::multigroup::Grouped;
-use super::{ApiContext, ApiPlan, InitContext, Plugin, Source, WebhookContext, paths};
+use super::{
+    ApiContext, ApiPlan, Certificates, InitContext, Plugin, Source, WebhookContext, paths,
+};
 
 const DEFAULT: &str = "config/default/kustomization.yaml";
 const CRD: &str = "config/crd/kustomization.yaml";
@@ -409,7 +411,7 @@ pub fn plan_webhook(plan: &mut Plan, c: &WebhookContext) {
             manifests::set_conversion,
         );
     }
-    if c.self_signed {
+    if c.certificates == Certificates::SelfSigned {
         plan.add_all(SELF_SIGNED_FILES);
         plan.insert(DEFAULT_WEBHOOK, "- ../webhook\n- ../webhookcerts");
         plan.insert_template(DEFAULT_PATCHES, SELF_SIGNED_SECTIONS, &[]);

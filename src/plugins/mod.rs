@@ -28,8 +28,8 @@ mod policy;
 mod run;
 
 pub use context::{
-    ApiContext, ApiPlan, Builder, ConversionContext, DeployImageContext, Direction, Earlier,
-    InitContext, OwnedContext, Source, WebhookContext,
+    ApiContext, ApiPlan, Builder, Certificates, ConversionContext, DeployImageContext, Direction,
+    Earlier, InitContext, OwnedContext, Source, Variant, WebhookContext,
 };
 pub use run::{command, init, recorded, replay, replay_digests, replay_layout, replay_onto};
 

@@ -16,7 +16,7 @@ mod api;
 mod webhook;
 
 pub use api::{ApiContext, ApiPlan, Builder, DeployImageContext, Earlier, OwnedContext, Source};
-pub use webhook::{ConversionContext, Direction, WebhookContext};
+pub use webhook::{Certificates, ConversionContext, Direction, Variant, WebhookContext};
 
 /// Everything the `init` templates see, computed from `init`'s inputs.
 #[derive(Serialize)]

@@ -34,19 +34,9 @@ pub struct WebhookContext {
     /// The paths the API server posts this kind's reviews to.
     pub mutate_path: String,
     pub validate_path: String,
-    /// The kind's spec has the scaffolded example field `foo` (else deploy-image's `size`).
-    pub spec_foo: bool,
-    /// A kind Kubernetes defines (k8s-openapi's type; no example in the hooks).
-    pub builtin: bool,
-    /// Another project's kind: the hooks' tests draw objects from the project's copy of its
-    /// CRD (no example in the hooks).
-    pub external: bool,
-    /// A kind adopted from a CRD: the hooks' tests draw objects from its type's schema (no
-    /// example in the hooks).
-    pub adopted: bool,
-    /// The hooks leave out the cluster's and the manager's namespaces (a kind the project
-    /// does not define: its objects are everywhere).
-    pub outside: bool,
+    /// Which kind of API the hooks are for, which chooses their templates.
+    #[serde(skip)]
+    pub variant: Variant,
     /// The kind's group as PROJECT spells it, and as a Rust module.
     pub group: String,
     pub group_module: String,
@@ -55,8 +45,9 @@ pub struct WebhookContext {
     pub multigroup: bool,
     /// The manager is sharded (`edit --sharding`): 3 replicas, not 2.
     pub sharded_manager: bool,
-    /// The manager makes the webhooks' certificates (`--self-signed`), else cert-manager.
-    pub self_signed: bool,
+    /// Who makes the webhook server's certificate.
+    #[serde(skip)]
+    pub certificates: Certificates,
     /// This command's conversions: one per spoke.
     #[serde(skip)]
     pub conversions: Vec<ConversionContext>,
@@ -67,6 +58,55 @@ pub struct WebhookContext {
     /// lists them: what `config/webhook/manifests.yaml` registers.
     #[serde(skip)]
     pub hooks: Vec<manifests::Hook>,
+}
+
+/// Who makes the webhook server's certificate: config/certmanager's Certificate, or the manager
+/// itself (`--self-signed`, config/webhookcerts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Certificates {
+    CertManager,
+    SelfSigned,
+}
+
+/// Which kind of API a kind's hooks are for: each has a whole template of its own per hook
+/// (`base/webhook/src/webhook/<hook>/<variant>.rs.tera`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// The project's own kind, with the scaffolded example field `foo`.
+    Own,
+    /// The project's own kind made by deploy-image, whose example field is `size`.
+    DeployImage,
+    /// A kind Kubernetes defines (k8s-openapi's type): the hooks leave out the cluster's and
+    /// the manager's namespaces, since its objects are everywhere; no example.
+    Builtin,
+    /// Another project's kind: left out as a built-in one; the hooks' tests draw objects from
+    /// the project's copy of its CRD.
+    External,
+    /// A kind adopted from a CRD: the hooks' tests draw objects from its type's schema.
+    Adopted,
+}
+
+impl Variant {
+    /// Every variant, each with its templates.
+    pub const ALL: [Self; 5] = [
+        Self::Own,
+        Self::DeployImage,
+        Self::Builtin,
+        Self::External,
+        Self::Adopted,
+    ];
+
+    /// The template of `hook` (`defaulter` or `validator`) for this kind of API.
+    pub fn template(self, hook: &str) -> String {
+        let variant = match self {
+            Self::Own => "own",
+            Self::DeployImage => "deploy_image",
+            Self::Builtin => "builtin",
+            Self::External => "external",
+            Self::Adopted => "adopted",
+        };
+        format!("base/webhook/src/webhook/{hook}/{variant}.rs.tera")
+    }
 }
 
 /// One spoke's conversions to and from the hub, as the conversion template sees it (`item`).
@@ -184,6 +224,19 @@ impl WebhookContext {
             true => names::kopium_type(kind),
             false => kind.clone(),
         };
+        let deploy_image = earlier.iter().filter_map(Command::api).any(|a| {
+            a.resource()
+                && a.deploy_image.is_some()
+                && (&a.group, &a.version, &a.kind)
+                    == (&webhook.group, &webhook.version, &webhook.kind)
+        });
+        let variant = match (builtin.is_some(), external, adopted, deploy_image) {
+            (true, ..) => Variant::Builtin,
+            (_, true, ..) => Variant::External,
+            (_, _, true, _) => Variant::Adopted,
+            (.., true) => Variant::DeployImage,
+            _ => Variant::Own,
+        };
         let mut conversions = Vec::new();
         if webhook.conversion {
             let hub = VersionFields::read(tree, &group_module, &webhook.version, kind, &rust_kind)?;
@@ -221,24 +274,18 @@ impl WebhookContext {
                     webhook.version,
                 ),
             },
-            builtin: builtin.is_some(),
-            outside: builtin.is_some() || external,
-            external,
-            adopted,
+            variant,
             rust_kind,
             defaulter: webhook.defaulting.then(|| module("defaulter")),
             validator: webhook.validation.then(|| module("validator")),
-            spec_foo: !earlier.iter().filter_map(Command::api).any(|a| {
-                a.resource()
-                    && a.deploy_image.is_some()
-                    && (&a.group, &a.version, &a.kind)
-                        == (&webhook.group, &webhook.version, &webhook.kind)
-            }),
             group_module,
             multigroup: EditInputs::multigroup(earlier),
             sharded_manager: EditInputs::sharded_manager(earlier),
             group: webhook.group.clone(),
-            self_signed: webhook.self_signed,
+            certificates: match webhook.self_signed {
+                true => Certificates::SelfSigned,
+                false => Certificates::CertManager,
+            },
             conversions,
             mutate_path: mutate.path,
             validate_path: validate.path,
