@@ -9,8 +9,6 @@
 
 use std::fs;
 use std::process::Command;
-use std::thread;
-use std::time::Duration;
 
 use crate::control_plane::{free_port, poll};
 use crate::project::{Project, turn};
@@ -245,11 +243,22 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
         project.jsonpath(&["guestbooks.webapp.every.example/guestbook-sample"], path) == "2"
     });
     // Status changes alone, the auditor's and the controller's own, reconcile nothing: the
-    // spec change made one reconcile. (Two seconds for any other reconcile to show.)
-    thread::sleep(Duration::from_secs(2));
+    // spec change made one reconcile. A second spec change is the fence: its reconcile comes
+    // after any that the earlier status events made (the watch delivers them in order).
+    project.kubectl(&[
+        "patch",
+        "guestbooks.webapp.every.example/guestbook-sample",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"foo":"fenced"}}"#,
+    ]);
+    project.wait("the controller observes generation 3", 60, log, || {
+        let path = "{.status.observedGeneration}";
+        project.jsonpath(&["guestbooks.webapp.every.example/guestbook-sample"], path) == "3"
+    });
     assert_eq!(
         reconciles() - before,
-        1,
+        2,
         "status changes alone reconciled the Guestbook:\n{}",
         log()
     );

@@ -66,7 +66,18 @@ fn a_frozen_leader_loses_the_lease_to_the_standby() {
         || second.log(),
         || second.log().contains("waiting to lead"),
     );
-    std::thread::sleep(Duration::from_secs(2));
+    // The first renews its lease twice while the second waits: a standby that took a renewed
+    // lease would hold it by then.
+    let renewed = || project.jsonpath(&[LEASE], "{.spec.renewTime}");
+    for _ in 0..2 {
+        let seen = renewed();
+        project.wait(
+            "the first renews its lease",
+            10,
+            || first.log(),
+            || renewed() != seen,
+        );
+    }
     assert_eq!(
         holder(),
         "first",

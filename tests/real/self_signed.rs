@@ -248,7 +248,16 @@ fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
         || again.log(),
         || secret("{.data.ca\\.crt}") != base64("ca") && injected(),
     );
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // Past the point where it used to stop: serving its webhooks, its controllers started.
+    project.wait(
+        "the manager serving its webhooks and running its controllers",
+        60,
+        || again.log(),
+        || {
+            let log = again.log();
+            log.contains("serving webhooks") && log.contains("starting controllers")
+        },
+    );
     assert!(
         again.exited().is_none(),
         "the manager stopped:\n{}",
