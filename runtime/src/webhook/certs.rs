@@ -48,6 +48,9 @@ const CHECK_EVERY: Duration = Duration::from_secs(600);
 /// How long a change waits for the changes that come with it (its own writes among them), so
 /// that a burst is checked once.
 const SETTLE: Duration = Duration::from_secs(1);
+/// How many times a CA injection reads and writes an object again when another writer came
+/// first (409), as client-go's `retry.RetryOnConflict` (its `DefaultRetry` has 5 steps).
+const CONFLICT_ATTEMPTS: usize = 5;
 
 /// What the manager provides certificates for.
 #[derive(Clone, Debug)]
@@ -207,20 +210,17 @@ impl SelfSigned {
         }
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         for name in &self.crds {
-            let mut crd = crds
-                .get(name)
-                .await
-                .with_context(|| format!("cannot read {name}"))?;
-            let webhook = crd
-                .spec
-                .conversion
-                .as_mut()
-                .and_then(|c| c.webhook.as_mut());
-            let config = webhook.and_then(|w| w.client_config.as_mut());
-            let configs: Vec<_> = config.into_iter().map(|c| &mut c.ca_bundle).collect();
-            if set_all(configs, &bundle) {
-                crds.replace(name, &PostParams::default(), &crd).await?;
-            }
+            update(&crds, name, |crd| {
+                let webhook = crd
+                    .spec
+                    .conversion
+                    .as_mut()
+                    .and_then(|c| c.webhook.as_mut());
+                let config = webhook.and_then(|w| w.client_config.as_mut());
+                let configs: Vec<_> = config.into_iter().map(|c| &mut c.ca_bundle).collect();
+                set_all(configs, &bundle)
+            })
+            .await?;
         }
         Ok(())
     }
@@ -256,17 +256,38 @@ async fn inject_into<C: Configuration>(
     bundle: &Option<ByteString>,
 ) -> anyhow::Result<()> {
     let api: Api<C> = Api::all(client.clone());
-    let mut configuration = api
-        .get(name)
-        .await
-        .with_context(|| format!("cannot read {name}"))?;
-    let hooks = configuration.webhooks_mut();
-    let bundles = hooks.into_iter().map(|h| &mut h.client_config.ca_bundle);
-    if set_all(bundles.collect(), bundle) {
-        api.replace(name, &PostParams::default(), &configuration)
-            .await?;
+    update(&api, name, |configuration| {
+        let hooks = configuration.webhooks_mut();
+        let bundles = hooks.into_iter().map(|h| &mut h.client_config.ca_bundle);
+        set_all(bundles.collect(), bundle)
+    })
+    .await
+}
+
+/// Reads the object `name`, lets `change` change it, and writes it back if `change` says it
+/// did; read and changed again when another writer came first (409: replicas that start
+/// together inject the same CA at once).
+async fn update<K>(api: &Api<K>, name: &str, change: impl Fn(&mut K) -> bool) -> anyhow::Result<()>
+where
+    K: Resource + Clone + DeserializeOwned + serde::Serialize + Debug,
+{
+    for _ in 0..CONFLICT_ATTEMPTS {
+        let mut object = api
+            .get(name)
+            .await
+            .with_context(|| format!("cannot read {name}"))?;
+        if !change(&mut object) {
+            return Ok(());
+        }
+        match api.replace(name, &PostParams::default(), &object).await {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 409 => continue,
+            Err(err) => return Err(err).with_context(|| format!("cannot write {name}")),
+        }
     }
-    Ok(())
+    anyhow::bail!(
+        "cannot write {name}: {CONFLICT_ATTEMPTS} writes in a row met another writer's (409)"
+    )
 }
 
 /// Sets every one of `bundles` to `bundle`; whether one changed.
@@ -581,6 +602,35 @@ mod tests {
         }
         // As k8s-openapi and the API server write bytes: base64.
         let ca = serde_json::to_value(ByteString(certs.ca_cert.into_bytes())).unwrap();
+        for path in [MUTATING, VALIDATING] {
+            let configuration = objects.get(path).unwrap();
+            assert_eq!(configuration["webhooks"][0]["clientConfig"]["caBundle"], ca);
+        }
+        let crd = objects.get(CRD).unwrap();
+        assert_eq!(
+            crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],
+            ca
+        );
+    }
+
+    /// Replicas that start together inject the same CA at once: a write that meets another's
+    /// (409) is read and written again, not an error that stops the manager.
+    #[tokio::test]
+    async fn an_injection_that_meets_another_writer_is_made_again() {
+        let objects = Objects::default();
+        seed(&objects);
+        for path in [MUTATING, VALIDATING, CRD] {
+            objects.conflict_once(path);
+        }
+        let dir = tempdir("conflicted");
+        self_signed()
+            .provide(&objects.client(), &dir)
+            .await
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let secret: Secret = serde_json::from_value(objects.get(SECRET).unwrap()).unwrap();
+        let ca = Certs::from_secret(&secret).unwrap().ca_cert.into_bytes();
+        let ca = serde_json::to_value(ByteString(ca)).unwrap();
         for path in [MUTATING, VALIDATING] {
             let configuration = objects.get(path).unwrap();
             assert_eq!(configuration["webhooks"][0]["clientConfig"]["caBundle"], ca);

@@ -1,9 +1,9 @@
 //! For the tests of the webhooks' certificates and registrations: a stand-in API server that
 //! keeps objects by path and answers GET, POST (409 if the object exists), PUT, PATCH (the
-//! body replaces the object, as a server-side apply of a whole object would) and DELETE; and
-//! a TLS handshake against a certificate.
+//! body replaces the object, as a server-side apply of a whole object would; 409 once where a
+//! test says another writer came first) and DELETE; and a TLS handshake against a certificate.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use http::{Method, Request, Response, StatusCode};
@@ -16,7 +16,14 @@ use tokio_rustls::rustls::{ClientConfig, RootCertStore, ServerConfig};
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 #[derive(Clone, Default)]
-pub struct Objects(Arc<Mutex<BTreeMap<String, Value>>>);
+pub struct Objects(Arc<Mutex<State>>);
+
+#[derive(Default)]
+struct State {
+    objects: BTreeMap<String, Value>,
+    /// Paths whose next PUT answers 409, as if another writer had written first.
+    conflicts: BTreeSet<String>,
+}
 
 impl Objects {
     /// A client whose requests this stand-in answers. Call it inside a Tokio runtime.
@@ -36,7 +43,15 @@ impl Objects {
         let bytes = body.collect_bytes().await.unwrap();
         let path = parts.uri.path().to_string();
         let body = || serde_json::from_slice::<Value>(&bytes).unwrap();
-        let mut objects = self.0.lock().unwrap();
+        let mut state = self.0.lock().unwrap();
+        if parts.method == Method::PUT && state.conflicts.remove(&path) {
+            let body = Body::from(serde_json::to_vec(&status(409, "Conflict")).unwrap());
+            return Response::builder()
+                .status(StatusCode::CONFLICT)
+                .body(body)
+                .unwrap();
+        }
+        let objects = &mut state.objects;
         let (status, value) = match parts.method {
             Method::GET => match objects.get(&path) {
                 Some(object) => (StatusCode::OK, object.clone()),
@@ -73,11 +88,16 @@ impl Objects {
     }
 
     pub fn get(&self, path: &str) -> Option<Value> {
-        self.0.lock().unwrap().get(path).cloned()
+        self.0.lock().unwrap().objects.get(path).cloned()
     }
 
     pub fn insert(&self, path: &str, object: Value) {
-        self.0.lock().unwrap().insert(path.into(), object);
+        self.0.lock().unwrap().objects.insert(path.into(), object);
+    }
+
+    /// The next PUT to `path` answers 409, as if another writer had written first.
+    pub fn conflict_once(&self, path: &str) {
+        self.0.lock().unwrap().conflicts.insert(path.into());
     }
 }
 
