@@ -7,6 +7,7 @@
 //! that the manager runs (`src/controller/mod.rs` lists them).
 
 mod builder;
+pub mod events;
 
 pub use builder::{Builder, CONCURRENCY, LAST_APPLIED, RESYNC, retry, slim};
 
@@ -24,7 +25,7 @@ use kube::Client;
 use kube::Resource;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::finalizer;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::task::JoinSet;
@@ -39,8 +40,9 @@ use crate::metrics::{Metrics, Outcome};
 pub struct Context {
     /// The Kubernetes API client.
     pub client: Client,
-    /// Publishes Kubernetes Events about the objects being reconciled.
-    pub recorder: Recorder,
+    /// Publishes Kubernetes Events about the objects being reconciled (see
+    /// [`Context::publish`]).
+    pub recorder: events::Events,
     /// Retry delays of the objects whose last reconcile failed.
     pub backoff: Backoff,
     /// Reconcile counts and durations, served on `/metrics`.
@@ -71,7 +73,7 @@ impl Context {
             instance: std::env::var("POD_NAME").ok(),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            recorder: events::Events::new(client.clone(), reporter),
             client,
             backoff: Backoff::default(),
             metrics: Arc::new(Metrics::default()),
