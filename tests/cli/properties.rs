@@ -4,7 +4,7 @@
 //! `create api --from-crd` and `--external-api-crd`. No input may panic: each is accepted, or refused with `error:` and
 //! `help:` and nothing written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -267,6 +267,14 @@ fn crd(spec: &Value, status: Option<&Value>) -> Value {
     })
 }
 
+/// A new project with `crd(spec, status)` in `thing.json`; the CRD's text.
+fn with_crd(spec: &Value, status: Option<&Value>) -> (tempfile::TempDir, PathBuf, String) {
+    let (tmp, dir) = copy_of("golden/init");
+    let text = serde_json::to_string_pretty(&crd(spec, status)).unwrap();
+    std::fs::write(dir.join("thing.json"), &text).unwrap();
+    (tmp, dir, text)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
 
@@ -275,10 +283,7 @@ proptest! {
         spec in schema(),
         status in prop::option::of(schema()),
     ) {
-        let (_tmp, dir) = copy_of("golden/init");
-        let crd = crd(&spec, status.as_ref());
-        let text = serde_json::to_string_pretty(&crd).unwrap();
-        std::fs::write(dir.join("thing.json"), &text).unwrap();
+        let (_tmp, dir, text) = with_crd(&spec, status.as_ref());
         let args = ["create", "api", "--from-crd", "thing.json", "--controller=false"];
         accepted_or_refused_with_help(&dir, &args, &text)?;
     }
@@ -288,10 +293,7 @@ proptest! {
         spec in schema(),
         status in prop::option::of(schema()),
     ) {
-        let (_tmp, dir) = copy_of("golden/init");
-        let crd = crd(&spec, status.as_ref());
-        let text = serde_json::to_string_pretty(&crd).unwrap();
-        std::fs::write(dir.join("thing.json"), &text).unwrap();
+        let (_tmp, dir, text) = with_crd(&spec, status.as_ref());
         let kind = ["--group", "ops.example.org", "--version", "v1", "--kind", "Thing"];
         let args = [&["create", "api"][..], &kind, &["--external-api-crd", "thing.json"]].concat();
         accepted_or_refused_with_help(&dir, &args, &text)?;

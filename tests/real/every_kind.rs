@@ -230,32 +230,22 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     apply_status(audited(
         "\n  - {type: Audited, status: \"True\", reason: Checked, message: ok, lastTransitionTime: \"2026-11-24T00:00:00Z\"}",
     ));
+    // A spec change (`foo` set) observed by the controller at `generation`.
+    let changed = |foo: &str, generation: &str| {
+        let sample = "guestbooks.webapp.every.example/guestbook-sample";
+        let patch = format!(r#"{{"spec":{{"foo":"{foo}"}}}}"#);
+        project.kubectl(&["patch", sample, "--type=merge", "-p", &patch]);
+        let what = format!("the controller observes generation {generation}");
+        project.wait(&what, 60, log, || {
+            project.jsonpath(&[sample], "{.status.observedGeneration}") == generation
+        });
+    };
     // A spec change makes the controller apply its status again.
-    project.kubectl(&[
-        "patch",
-        "guestbooks.webapp.every.example/guestbook-sample",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"foo":"changed"}}"#,
-    ]);
-    project.wait("the controller observes generation 2", 60, log, || {
-        let path = "{.status.observedGeneration}";
-        project.jsonpath(&["guestbooks.webapp.every.example/guestbook-sample"], path) == "2"
-    });
+    changed("changed", "2");
     // Status changes alone, the auditor's and the controller's own, reconcile nothing: the
     // spec change made one reconcile. A second spec change is the fence: its reconcile comes
     // after any that the earlier status events made (the watch delivers them in order).
-    project.kubectl(&[
-        "patch",
-        "guestbooks.webapp.every.example/guestbook-sample",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"foo":"fenced"}}"#,
-    ]);
-    project.wait("the controller observes generation 3", 60, log, || {
-        let path = "{.status.observedGeneration}";
-        project.jsonpath(&["guestbooks.webapp.every.example/guestbook-sample"], path) == "3"
-    });
+    changed("fenced", "3");
     assert_eq!(
         reconciles() - before,
         2,

@@ -600,8 +600,13 @@ mod tests {
             assert_eq!(written, certs.tls_cert);
             std::fs::remove_dir_all(dir).unwrap();
         }
+        assert_injected(&objects, certs.ca_cert);
+    }
+
+    /// Both configurations and the CRD trust `ca`.
+    fn assert_injected(objects: &Objects, ca: String) {
         // As k8s-openapi and the API server write bytes: base64.
-        let ca = serde_json::to_value(ByteString(certs.ca_cert.into_bytes())).unwrap();
+        let ca = serde_json::to_value(ByteString(ca.into_bytes())).unwrap();
         for path in [MUTATING, VALIDATING] {
             let configuration = objects.get(path).unwrap();
             assert_eq!(configuration["webhooks"][0]["clientConfig"]["caBundle"], ca);
@@ -629,17 +634,7 @@ mod tests {
             .unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         let secret: Secret = serde_json::from_value(objects.get(SECRET).unwrap()).unwrap();
-        let ca = Certs::from_secret(&secret).unwrap().ca_cert.into_bytes();
-        let ca = serde_json::to_value(ByteString(ca)).unwrap();
-        for path in [MUTATING, VALIDATING] {
-            let configuration = objects.get(path).unwrap();
-            assert_eq!(configuration["webhooks"][0]["clientConfig"]["caBundle"], ca);
-        }
-        let crd = objects.get(CRD).unwrap();
-        assert_eq!(
-            crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"],
-            ca
-        );
+        assert_injected(&objects, Certs::from_secret(&secret).unwrap().ca_cert);
     }
 
     #[tokio::test]
