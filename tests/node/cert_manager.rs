@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use crate::deploy::pod_ips;
+use crate::deploy::{assert_not_restarted, pod_ips};
 use crate::project::{Project, cert_manager, helm, turn, unbase64};
 use crate::ship::{NAMESPACE, ship, webhooks_answer};
 
@@ -131,15 +131,7 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
     }
 
     ship.make_in(&copy, &["deploy"]);
-    let rollout = [
-        "rollout",
-        "status",
-        "-n",
-        NAMESPACE,
-        "deployment/ship-controller-manager",
-        "--timeout=300s",
-    ];
-    copy.kubectl(&rollout);
+    ship.rollout();
 
     let certificate = ["-n", NAMESPACE, "certificate/ship-serving-cert"];
     copy.wait(
@@ -215,20 +207,7 @@ fn cert_manager_serves_the_ships_webhooks_deployed_with_make_deploy() {
             renewed.elapsed().as_secs_f64()
         );
     }
-    let restarts = copy.jsonpath(
-        &[
-            "pods",
-            "-n",
-            NAMESPACE,
-            "-l",
-            "control-plane=controller-manager",
-        ],
-        "{.items[*].status.containerStatuses[*].restartCount}",
-    );
-    assert!(
-        restarts.split_whitespace().all(|n| n == "0"),
-        "the managers restarted: {restarts}"
-    );
+    assert_not_restarted(&copy);
     for (pod, _) in &pods {
         let log = copy.kubectl(&["logs", "-n", NAMESPACE, pod, "-c", "manager"]);
         assert!(log.contains("certificate reloaded"), "{pod}'s log:\n{log}");

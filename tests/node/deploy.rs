@@ -119,80 +119,20 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
     // containerd restarted under the running pods: the managers' containers go on (the same
     // processes, no restart), the webhooks still answer, and new pods start (the CustomPod's
     // below).
-    let restarts = || {
-        let pods = [
-            "pods",
-            "-n",
-            NAMESPACE,
-            "-l",
-            "control-plane=controller-manager",
-        ];
-        project.jsonpath(
-            &pods,
-            "{.items[*].status.containerStatuses[*].restartCount}",
-        )
-    };
-    let before = restarts();
     // Neither restarted since the deployment: two replicas that start together inject the
     // same CA at once, and the one whose write came second used to exit (409).
-    if before.split_whitespace().any(|n| n != "0") {
-        let managers = [
-            "pods",
-            "-n",
-            NAMESPACE,
-            "-l",
-            "control-plane=controller-manager",
-        ];
-        let last = project.jsonpath(
-            &managers,
-            "{.items[*].status.containerStatuses[*].lastState}",
-        );
-        let previous: Vec<String> = pods
-            .iter()
-            .map(|pod| {
-                let logs = ["logs", "-n", NAMESPACE, pod, "-c", "manager", "--previous"];
-                let output = project.kubectl_output(&logs);
-                format!("{pod}: {}", String::from_utf8_lossy(&output.stdout))
-            })
-            .collect();
-        panic!(
-            "a manager restarted ({before}): {last}\n{}",
-            previous.join("\n")
-        );
-    }
+    assert_not_restarted(project);
     let managers = process_ids("manager");
     assert_eq!(managers.len(), 2, "the managers' processes: {managers:?}");
     restart_containerd();
-    project.kubectl(&[
-        "wait",
-        "pods",
-        "-n",
-        NAMESPACE,
-        "-l",
-        "control-plane=controller-manager",
-        "--for=condition=Ready",
-        "--timeout=120s",
-    ]);
+    let ready = ["wait", "--for=condition=Ready", "--timeout=120s"];
+    project.kubectl(&[&ready[..], &MANAGER_PODS].concat());
     assert_eq!(
         process_ids("manager"),
         managers,
         "the managers' processes after containerd's restart"
     );
-    let last = project.jsonpath(
-        &[
-            "pods",
-            "-n",
-            NAMESPACE,
-            "-l",
-            "control-plane=controller-manager",
-        ],
-        "{.items[*].status.containerStatuses[*].lastState}",
-    );
-    assert_eq!(
-        restarts(),
-        before,
-        "the managers' containers restarted; their last states: {last}"
-    );
+    assert_not_restarted(project);
     webhooks_answer(project, "after-containerd");
 
     // An operator that makes pods: the CustomPod's Pods Running, scaled 3 to 1, then
@@ -273,10 +213,42 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
     );
 }
 
+/// The manager's pods, as kubectl selects them.
+pub const MANAGER_PODS: [&str; 5] = [
+    "pods",
+    "-n",
+    NAMESPACE,
+    "-l",
+    "control-plane=controller-manager",
+];
+
+/// Checks that no container of the manager's pods has restarted; else fails with their last
+/// states and the logs of the containers that ended.
+pub fn assert_not_restarted(project: &Project) {
+    let statuses = "{.items[*].status.containerStatuses[*]";
+    let restarts = project.jsonpath(&MANAGER_PODS, &format!("{statuses}.restartCount}}"));
+    if restarts.split_whitespace().all(|n| n == "0") {
+        return;
+    }
+    let last = project.jsonpath(&MANAGER_PODS, &format!("{statuses}.lastState}}"));
+    let previous: Vec<String> = pods(project)
+        .iter()
+        .map(|pod| {
+            let logs = ["logs", "-n", NAMESPACE, pod, "-c", "manager", "--previous"];
+            let output = project.kubectl_output(&logs);
+            format!("{pod}: {}", String::from_utf8_lossy(&output.stdout))
+        })
+        .collect();
+    panic!(
+        "a manager restarted ({restarts}): {last}\n{}",
+        previous.join("\n")
+    );
+}
+
 /// The manager's pods that are not terminating, by name.
 pub fn pods(project: &Project) -> Vec<String> {
     let names = project.jsonpath(
-        &["pods", "-n", NAMESPACE, "-l", "control-plane=controller-manager"],
+        &MANAGER_PODS,
         "{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name} {end}|{range .items[*]}{.metadata.name} {end}",
     );
     let (terminating, all) = names.split_once('|').unwrap();
