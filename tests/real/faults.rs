@@ -97,45 +97,18 @@ impl Relay {
 fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() {
     let _turn = turn();
     let project = Project::init("faults", &["--domain", "faults.example"]);
-    let api = [
-        "create",
-        "api",
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-    ];
-    project.scaffold(&[&api[..], &["--resource", "--controller"]].concat());
+    project.create_api("webapp", "Guestbook", &["--resource", "--controller"]);
     // PodTemplates have no watch cache on this control plane: their watch reads etcd.
-    let templates = [
-        "--group",
-        "core",
-        "--version",
-        "v1",
-        "--kind",
-        "PodTemplate",
-    ];
-    let controller = ["create", "api", "--controller", "--resource=false"];
-    project.scaffold(&[&controller[..], &templates].concat());
+    project.create_api("core", "PodTemplate", &["--controller", "--resource=false"]);
     // Ledger has a finalizer and a child, and a reconcile that stalls when told to.
     let ledger = [
-        "create",
-        "api",
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Ledger",
         "--resource",
         "--controller",
         "--finalizer",
         "--owns",
         "core/v1/ConfigMap",
     ];
-    project.scaffold(&ledger);
+    project.create_api("webapp", "Ledger", &ledger);
     stall_ledgers(&project);
     project.run("make", &["manifests", "install"]);
     project.run("cargo", &["build", "--bin", "faults"]);

@@ -13,18 +13,7 @@ const LEASE: &str = "lease/leader-leader-election";
 fn a_frozen_leader_loses_the_lease_to_the_standby() {
     let _turn = turn();
     let project = Project::init("leader", &["--domain", "leader.example"]);
-    project.scaffold(&[
-        "create",
-        "api",
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-        "--resource",
-        "--controller",
-    ]);
+    project.create_api("webapp", "Guestbook", &["--resource", "--controller"]);
     project.run("make", &["manifests", "install"]);
     project.run("cargo", &["build", "--bin", "leader"]);
     let start = |identity: &str| -> Running {

@@ -11,27 +11,8 @@ use crate::project::{Project, turn};
 fn the_readme_sequence_installs_runs_and_uninstalls() {
     let _turn = turn();
     let project = Project::init("guestbook", &["--domain", "mock.com"]);
-    project.scaffold(&[
-        "create",
-        "api",
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-    ]);
-    project.scaffold(&[
-        "create",
-        "api",
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Ledger",
-        "--finalizer",
-    ]);
+    project.create_api("webapp", "Guestbook", &[]);
+    project.create_api("webapp", "Ledger", &["--finalizer"]);
     project.run("make", &["manifests", "install"]);
     for crd in ["guestbooks.webapp.mock.com", "ledgers.webapp.mock.com"] {
         project.kubectl(&[

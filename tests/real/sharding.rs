@@ -32,18 +32,7 @@ struct Placed {
 fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
     let _turn = turn();
     let project = Project::init("sharded", &["--domain", "sharded.example"]);
-    project.scaffold(&[
-        "create",
-        "api",
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-        "--resource",
-        "--controller",
-    ]);
+    project.create_api("webapp", "Guestbook", &["--resource", "--controller"]);
     project.scaffold(&["edit", "--sharding"]);
     // A reconcile that takes a while, so that handovers meet reconciles in flight.
     edit(

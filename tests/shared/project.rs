@@ -50,6 +50,21 @@ impl Project {
         binary.to_str().unwrap().to_string()
     }
 
+    /// `kube-scaffold create api --group GROUP --version v1 --kind KIND FLAGS` in the project.
+    pub fn create_api(&self, group: &str, kind: &str, flags: &[&str]) {
+        let api = [
+            "create",
+            "api",
+            "--group",
+            group,
+            "--version",
+            "v1",
+            "--kind",
+            kind,
+        ];
+        self.scaffold(&[&api[..], flags].concat());
+    }
+
     /// `kube-scaffold ARGS` in the project; panics unless it succeeds.
     pub fn scaffold(&self, args: &[&str]) {
         let output = Command::new(env!("CARGO_BIN_EXE_kube-scaffold"))
