@@ -230,9 +230,10 @@ fn abused(project: &Project, metrics: &str) {
     }
 
     // TLS 1.1 refused by the server with an alert (the client allows it); 1.2 taken.
+    let address = &WEBHOOK_URL["https://".len()..];
     let handshake = |version: &str| {
         let output = Command::new("openssl")
-            .args(["s_client", "-connect", &WEBHOOK_URL["https://".len()..]])
+            .args(["s_client", "-connect", address])
             .args([version, "-cipher", "DEFAULT:@SECLEVEL=0"])
             .stdin(std::process::Stdio::null())
             .output()
@@ -250,7 +251,6 @@ fn abused(project: &Project, metrics: &str) {
 
     // 500 connections that send nothing: the API server's review still answered, and the
     // server closes them after its handshake timeout (10 s).
-    let address = &WEBHOOK_URL["https://".len()..];
     let mut idle: Vec<TcpStream> = (0..500)
         .map(|_| TcpStream::connect(address).unwrap())
         .collect();
