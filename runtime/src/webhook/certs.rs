@@ -627,14 +627,7 @@ mod tests {
         for path in [MUTATING, VALIDATING, CRD] {
             objects.conflict_once(path);
         }
-        let dir = tempdir("conflicted");
-        self_signed()
-            .provide(&objects.client(), &dir)
-            .await
-            .unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        let secret: Secret = serde_json::from_value(objects.get(SECRET).unwrap()).unwrap();
-        assert_injected(&objects, Certs::from_secret(&secret).unwrap().ca_cert);
+        assert_injected(&objects, provided(&objects, "conflicted").await.ca_cert);
     }
 
     #[tokio::test]
@@ -653,14 +646,7 @@ mod tests {
         let annotation = "webhook.kube-scaffold.io/serving-not-after".to_string();
         secret.metadata.annotations = Some([(annotation, far)].into());
         objects.insert(SECRET, serde_json::to_value(secret).unwrap());
-        let dir = tempdir("renewal");
-        self_signed()
-            .provide(&objects.client(), &dir)
-            .await
-            .unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        let secret: Secret = serde_json::from_value(objects.get(SECRET).unwrap()).unwrap();
-        let renewed = Certs::from_secret(&secret).unwrap();
+        let renewed = provided(&objects, "renewal").await;
         assert_eq!(renewed.ca_cert, old.ca_cert);
         assert_ne!(renewed.tls_cert, old.tls_cert);
         assert!(!renewed.needs_renewal(&names(), OffsetDateTime::now_utc()));
@@ -678,15 +664,21 @@ mod tests {
             "data": {"tls.crt": "Zm9v", "tls.key": "YmFy", "ca.crt": "YmF6"},
         });
         objects.insert(SECRET, theirs);
-        let dir = tempdir("foreign");
+        let ours = provided(&objects, "foreign").await;
+        assert!(!ours.needs_renewal(&names(), OffsetDateTime::now_utc()));
+    }
+
+    /// The certificates the manager provides with `objects` (into a directory named after
+    /// `name`, removed after), as the Secret holds them then.
+    async fn provided(objects: &Objects, name: &str) -> Certs {
+        let dir = tempdir(name);
         self_signed()
             .provide(&objects.client(), &dir)
             .await
             .unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         let secret: Secret = serde_json::from_value(objects.get(SECRET).unwrap()).unwrap();
-        let ours = Certs::from_secret(&secret).unwrap();
-        assert!(!ours.needs_renewal(&names(), OffsetDateTime::now_utc()));
+        Certs::from_secret(&secret).unwrap()
     }
 
     fn tempdir(name: &str) -> std::path::PathBuf {
