@@ -20,9 +20,9 @@
 //! - [`testing`] (feature `testing`) and [`envtest`] (feature `envtest`): for the project's
 //!   unit tests (a mocked API server) and integration tests (a real control plane).
 //!
-//! In a generated project this crate lives in `kube-scaffold-runtime/`, a path dependency that
-//! is kube-scaffold's: `kube-scaffold upgrade` replaces that directory whole. Do not edit it
-//! there; once the crate is published, depend on it by version instead (docs/project-layout.md).
+//! A generated project names this crate by version. Until it is on crates.io, the project's
+//! `[patch.crates-io]` takes it from a copy without its tests in `kube-scaffold-runtime/`,
+//! which `kube-scaffold upgrade` replaces whole: do not edit it there.
 
 pub mod children;
 pub mod conditions;

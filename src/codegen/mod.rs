@@ -4,7 +4,8 @@
 //! - the fields of Rust types read back with syn (`fields`), and the user's Rust edited in
 //!   place with syn (`edit`);
 //! - the manifests `create api` and `create webhook` write before `make manifests` can (CRDs,
-//!   RBAC rules, webhook configurations: `manifests`), and the helm chart (`chart`).
+//!   RBAC rules, webhook configurations: `manifests`), and the helm chart (`chart`);
+//! - the runtime crate's copy in a project, without its tests (`vendor`).
 
 pub mod adopted;
 pub mod chart;
@@ -13,3 +14,4 @@ pub mod external;
 pub mod fields;
 pub mod kind_types;
 pub mod manifests;
+pub mod vendor;

@@ -14,6 +14,8 @@ pub struct Versions {
     pub axum: &'static str,
     pub prometheus_client: &'static str,
     pub rust: &'static str,
+    /// kube-scaffold-runtime, released with this version of kube-scaffold.
+    pub runtime: &'static str,
 }
 
 /// The versions of this release of kube-scaffold.
@@ -26,4 +28,5 @@ pub const VERSIONS: Versions = Versions {
     axum: "0.8",
     prometheus_client: "0.25",
     rust: "1.89",
+    runtime: env!("CARGO_PKG_VERSION"),
 };

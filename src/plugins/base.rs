@@ -1,8 +1,11 @@
 //! The base plugin: the Rust crate (manager, `crdgen`, API types, controllers and their
 //! tests), Makefile, Dockerfile, README and GitHub workflows.
 
+use serde::Serialize;
+
 use crate::codegen;
 use crate::codegen::kind_types::KindTypes;
+use crate::codegen::vendor;
 use crate::error::user_error;
 use crate::model::project::EditInputs;
 use crate::scaffold::marker::Marker;
@@ -94,8 +97,30 @@ const WEBHOOK_FILES: &[Descriptor] = &[
     Descriptor::new("base/webhook/src/webhook/conversion.rs.tera", CONVERSION_MOD, IfExists::Skip).with_markers(&[CONVERSIONS]),
 ];
 
-/// Where the project keeps the runtime crate's source, a path dependency.
+/// Where the project keeps its copy of the runtime crate, until the crate is on crates.io.
 pub const RUNTIME_DIR: &str = "kube-scaffold-runtime";
+
+/// Where a project takes the runtime crate from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeSource {
+    /// A copy in `RUNTIME_DIR`, put in the registry's place by `[patch.crates-io]`.
+    Vendored,
+    /// crates.io.
+    Registry,
+}
+
+impl RuntimeSource {
+    /// `Vendored` when this binary embeds the runtime crate (built in kube-scaffold's
+    /// repository); `Registry` when built from its published package, which cannot hold it.
+    pub fn of_this_build() -> Self {
+        if templates::runtime_files().is_empty() {
+            Self::Registry
+        } else {
+            Self::Vendored
+        }
+    }
+}
 /// The features of the runtime crate that the project's Cargo.toml enables.
 pub const RUNTIME_FEATURES: Marker = Marker::new("Cargo.toml", "runtime-features");
 
@@ -112,8 +137,10 @@ impl Plugin for Base {
             plan.file(BOILERPLATE_TEMPLATE, BOILERPLATE, IfExists::Error);
         }
         plan.add_all(INIT_FILES);
-        for (path, text) in templates::runtime_files() {
-            plan.computed(format!("{RUNTIME_DIR}/{path}"), text.to_string());
+        for (path, text) in vendor::without_tests(&templates::runtime_files())
+            .expect("the runtime crate's sources parse: a unit test renders them")
+        {
+            plan.computed(format!("{RUNTIME_DIR}/{path}"), text);
         }
     }
 

@@ -19,11 +19,12 @@ const CURRENT: &str = "v3";
 /// The frozen layouts' directories: their planners name their templates in full.
 const FROZEN: [&str; 2] = ["v1/", "v2/"];
 /// The generated operators' runtime crate (the workspace member `runtime/`), which a project
-/// of layout v3 holds a copy of.
-static RUNTIME: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/runtime");
+/// of layout v3 holds a copy of; empty in a binary built from its published package (build.rs).
+static RUNTIME: Dir<'static> = include_dir!("$KUBE_SCAFFOLD_RUNTIME_SOURCE");
 
 /// The runtime crate's files, as (path in the crate, text), sorted: its manifest, README and
-/// sources, and the crate `dylib/` that links them as one shared library.
+/// sources, and the crate `dylib/` that links them as one shared library; none in a binary
+/// built from its published package.
 pub fn runtime_files() -> Vec<(String, &'static str)> {
     fn walk(dir: &'static Dir<'static>, out: &mut Vec<(String, &'static str)>) {
         for file in dir.files() {

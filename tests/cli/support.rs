@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
+use std::sync::OnceLock;
 
 use assert_cmd::Command;
 
@@ -241,7 +242,7 @@ pub fn assert_golden(dir: &Path, case: &str) {
     let actual = rest;
     assert!(
         copy == runtime_copy(),
-        "golden case `{case}`: kube-scaffold-runtime/ is not a copy of runtime/"
+        "golden case `{case}`: kube-scaffold-runtime/ is not the copy `init` writes"
     );
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         let _ = fs::remove_dir_all(&golden);
@@ -321,18 +322,69 @@ pub fn stdout_of(assert: &assert_cmd::assert::Assert) -> String {
 /// Where a generated project holds its copy of the runtime crate.
 pub const RUNTIME_DIR: &str = "kube-scaffold-runtime";
 
-/// The files a generated project's `kube-scaffold-runtime/` holds: this repository's
-/// `runtime/` crate (manifest, README, sources), as `tree` names them in the project.
+/// The files a generated project's `kube-scaffold-runtime/` holds, as `tree` names them in the
+/// project: those `init` writes now (`assert_vendored` checks them against `runtime/`).
 pub fn runtime_copy() -> BTreeMap<String, Vec<u8>> {
+    static COPY: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
+    COPY.get_or_init(|| {
+        let (_tmp, dir) = empty_dir("copy");
+        kube_scaffold(&dir, &["init", "--domain", "mock.com"]).success();
+        let copy = tree(&dir.join(RUNTIME_DIR))
+            .into_iter()
+            .map(|(name, bytes)| (format!("{RUNTIME_DIR}/{name}"), bytes))
+            .chain([(format!("{RUNTIME_DIR}/"), Vec::new())])
+            .collect();
+        assert_vendored(&copy);
+        copy
+    })
+    .clone()
+}
+
+/// Asserts that `copy` (named as in a project) is this repository's `runtime/` crate (its
+/// manifests, README and sources) with nothing changed or added, only lines left out, and
+/// none of its tests: no test module, no stand-in API server, no dev-dependencies.
+pub fn assert_vendored(copy: &BTreeMap<String, Vec<u8>>) {
     let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
-    let mut copy = BTreeMap::from([(format!("{RUNTIME_DIR}/"), Vec::new())]);
-    for (name, bytes) in tree(&runtime) {
-        let wanted = ["src", "dylib"].iter().any(|dir| name.starts_with(dir));
-        if wanted || name == "Cargo.toml" || name == "README.md" {
-            copy.insert(format!("{RUNTIME_DIR}/{name}"), bytes);
+    let mut expected: Vec<String> = tree(&runtime)
+        .into_keys()
+        .filter(|name| {
+            let shipped = ["src/", "dylib/"].iter().any(|dir| name.starts_with(dir))
+                || name == "Cargo.toml"
+                || name == "README.md";
+            shipped && name != "src/webhook/fake.rs"
+        })
+        .map(|name| format!("{RUNTIME_DIR}/{name}"))
+        .chain([format!("{RUNTIME_DIR}/")])
+        .collect();
+    expected.sort();
+    let names: Vec<&String> = copy.keys().collect();
+    assert_eq!(
+        names,
+        expected.iter().collect::<Vec<_>>(),
+        "the runtime's files"
+    );
+    let mut left_out = 0;
+    for (name, bytes) in copy.iter().filter(|(name, _)| !name.ends_with('/')) {
+        let text = String::from_utf8_lossy(bytes);
+        let original = fs::read_to_string(runtime.join(&name[RUNTIME_DIR.len() + 1..])).unwrap();
+        let mut lines = original.lines();
+        for line in text.lines() {
+            assert!(
+                lines.by_ref().any(|l| l == line),
+                "`{name}`: {line:?} is not the runtime's, in its order"
+            );
+        }
+        left_out += original.lines().count() - text.lines().count();
+        for test_only in [
+            "cfg(test)",
+            "cfg(all(test",
+            "mod fake",
+            "[dev-dependencies]",
+        ] {
+            assert!(!text.contains(test_only), "`{name}` holds `{test_only}`");
         }
     }
-    copy
+    assert!(left_out > 2_000, "only {left_out} lines of tests left out");
 }
 
 pub fn copy_of(from: &str) -> (tempfile::TempDir, PathBuf) {
@@ -341,7 +393,7 @@ pub fn copy_of(from: &str) -> (tempfile::TempDir, PathBuf) {
         .join("tests")
         .join(from);
     let mut files = tree(&source);
-    // The golden trees leave out the runtime crate's copy: it is `runtime/`'s (`assert_golden`).
+    // The golden trees leave out the runtime crate's copy: it is `init`'s (`assert_golden`).
     if from.starts_with("golden/") {
         files.extend(runtime_copy());
     }

@@ -34,6 +34,8 @@ pub struct InitContext {
     #[serde(skip)]
     pub license: bool,
     pub versions: Versions,
+    /// Where the project takes the runtime crate from.
+    pub runtime: base::RuntimeSource,
     /// The manager watches only its own namespace, with a Role (`edit --namespaced`).
     pub namespaced_manager: bool,
     /// Every replica reconciles its share of the objects (`edit --sharding`).
@@ -60,6 +62,7 @@ impl InitContext {
             header: String::new(),
             license: init.license == License::Apache2,
             versions: VERSIONS,
+            runtime: base::RuntimeSource::of_this_build(),
             namespaced_manager: false,
             sharded_manager: false,
             moves: None,
