@@ -12,10 +12,11 @@ use crate::codegen::manifests;
 use crate::error::user_error;
 use crate::model::project::{self, Project};
 use crate::plugins;
+use crate::plugins::base;
 use crate::scaffold::apply::{self, Action};
 use crate::scaffold::merge::{self, Merged};
 use crate::scaffold::rustfmt::Rustfmt;
-use crate::scaffold::templates::Templates;
+use crate::scaffold::templates::{RuntimeSource, Templates};
 use crate::scaffold::tree::Tree;
 use crate::ui;
 
@@ -43,7 +44,18 @@ enum Outcome {
 pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     let old = Project::load(root)?;
     let version = env!("CARGO_PKG_VERSION");
-    if old.layout == project::LAYOUT && old.cli_version == version {
+    let templates = Templates::load()?;
+    // What the project holds: a copy of the runtime crate, or the crate from crates.io.
+    let vendored = old
+        .generated
+        .keys()
+        .any(|path| path.starts_with(&format!("{}/", base::RUNTIME_DIR)));
+    let runtime = match vendored {
+        true => RuntimeSource::Vendored,
+        false => RuntimeSource::Registry,
+    };
+    if old.layout == project::LAYOUT && old.cli_version == version && runtime == templates.runtime()
+    {
         ui::note(&format!(
             "the project is already at kube-scaffold {version}: nothing to do"
         ));
@@ -52,7 +64,6 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     if !args.force {
         check_git_clean(root)?;
     }
-    let templates = Templates::load()?;
     let rustfmt = Rustfmt::detect();
     if old.layout != project::LAYOUT && !rustfmt.available() {
         ui::note(
@@ -60,7 +71,8 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         );
     }
     let recorded = plugins::recorded(&old, root)?;
-    let mut base = plugins::replay_layout(&old, &templates, &rustfmt, recorded.clone())?;
+    let before = Templates::load()?.with_runtime(runtime);
+    let mut base = plugins::replay_layout(&old, &before, &rustfmt, recorded.clone())?;
     let mut new = old.clone();
     new.layout = project::LAYOUT.into();
     if new.plugins.is_empty() {
@@ -71,10 +83,12 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
 
     let mut tree = Tree::over(root);
     let mut outcomes = Vec::new();
+    // With what PROJECT records: files the old version wrote that it cannot render again here.
     let paths: BTreeSet<String> = base
         .files()
         .chain(theirs.files())
         .map(|(path, _)| path.to_string())
+        .chain(old.generated.keys().cloned())
         .collect();
     for path in &paths {
         let base_text = base.read(path)?.map(str::to_string);
@@ -86,7 +100,24 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
             (Some(recorded), Some(text)) => *recorded == apply::digest(text),
             _ => true,
         };
-        if let Some(outcome) = upgrade_file(&mut tree, path, base_text, ours, their_text, exact)? {
+        // As written, whether or not the old version can be rendered again (a runtime copy
+        // this binary does not hold): the tool's to replace or remove.
+        let recorded = old.generated.contains_key(path);
+        let unedited = match (old.generated.get(path), &ours) {
+            (Some(recorded), Some(text)) => *recorded == apply::digest(text),
+            _ => false,
+        };
+        let sides = Sides {
+            base: base_text,
+            ours,
+            theirs: their_text,
+        };
+        let state = State {
+            exact,
+            unedited,
+            recorded,
+        };
+        if let Some(outcome) = upgrade_file(&mut tree, path, sides, state)? {
             outcomes.push((path.clone(), outcome));
         }
     }
@@ -109,19 +140,47 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     finish_upgrade(&outcomes, &old.cli_version, version)
 }
 
-/// Upgrades one file from `base` (the old version's output) and `theirs` (the new version's)
-/// where the project has `ours`; `exact`: `base` is what PROJECT says was generated. `None`
-/// when nothing is to be done.
-fn upgrade_file(
-    tree: &mut Tree,
-    path: &str,
+/// One file as the old version wrote it (`base`), as the project has it (`ours`) and as this
+/// version writes it (`theirs`).
+struct Sides {
     base: Option<String>,
     ours: Option<String>,
     theirs: Option<String>,
+}
+
+/// What PROJECT says of one file.
+struct State {
+    /// `base` is what PROJECT says was generated.
     exact: bool,
+    /// `ours` is what PROJECT says was generated.
+    unedited: bool,
+    /// PROJECT records the file as generated.
+    recorded: bool,
+}
+
+/// Upgrades one file. `None` when nothing is to be done.
+fn upgrade_file(
+    tree: &mut Tree,
+    path: &str,
+    sides: Sides,
+    state: State,
 ) -> anyhow::Result<Option<Outcome>> {
+    let Sides { base, ours, theirs } = sides;
+    let State {
+        exact,
+        unedited,
+        recorded,
+    } = state;
     Ok(Some(match (base, ours, theirs) {
         (_, Some(ours), Some(theirs)) if ours == theirs => return Ok(None),
+        (_, Some(_), Some(theirs)) if unedited => {
+            tree.write(path, theirs)?;
+            Outcome::Updated
+        }
+        (_, Some(_), None) if unedited => {
+            tree.remove(path)?;
+            Outcome::Removed
+        }
         // A manifest `make manifests` wrote from unedited code is what the new version
         // writes; one the user's code changed, `make manifests` refreshes.
         (Some(base), Some(ours), Some(theirs)) if ours == base && exact => {
@@ -150,6 +209,7 @@ fn upgrade_file(
             Outcome::Removed
         }
         (Some(_), Some(_), None) => Outcome::KeptEdited,
+        (None, Some(_), None) if recorded => Outcome::KeptEdited,
         (Some(_), None, None) | (None, _, None) => return Ok(None),
     }))
 }

@@ -1,8 +1,6 @@
 //! The base plugin: the Rust crate (manager, `crdgen`, API types, controllers and their
 //! tests), Makefile, Dockerfile, README and GitHub workflows.
 
-use serde::Serialize;
-
 use crate::codegen;
 use crate::codegen::kind_types::KindTypes;
 use crate::codegen::vendor;
@@ -10,7 +8,7 @@ use crate::error::user_error;
 use crate::model::project::EditInputs;
 use crate::scaffold::marker::Marker;
 use crate::scaffold::plan::{Descriptor, IfExists, Plan};
-use crate::scaffold::templates;
+use crate::scaffold::templates::{self, RuntimeSource};
 use crate::scaffold::tree::Tree;
 
 use super::multigroup::{self, GroupItem, Grouped};
@@ -100,27 +98,6 @@ const WEBHOOK_FILES: &[Descriptor] = &[
 /// Where the project keeps its copy of the runtime crate, until the crate is on crates.io.
 pub const RUNTIME_DIR: &str = "kube-scaffold-runtime";
 
-/// Where a project takes the runtime crate from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuntimeSource {
-    /// A copy in `RUNTIME_DIR`, put in the registry's place by `[patch.crates-io]`.
-    Vendored,
-    /// crates.io.
-    Registry,
-}
-
-impl RuntimeSource {
-    /// `Vendored` when this binary embeds the runtime crate (built in kube-scaffold's
-    /// repository); `Registry` when built from its published package, which cannot hold it.
-    pub fn of_this_build() -> Self {
-        if templates::runtime_files().is_empty() {
-            Self::Registry
-        } else {
-            Self::Vendored
-        }
-    }
-}
 /// The features of the runtime crate that the project's Cargo.toml enables.
 pub const RUNTIME_FEATURES: Marker = Marker::new("Cargo.toml", "runtime-features");
 
@@ -137,10 +114,12 @@ impl Plugin for Base {
             plan.file(BOILERPLATE_TEMPLATE, BOILERPLATE, IfExists::Error);
         }
         plan.add_all(INIT_FILES);
-        for (path, text) in vendor::without_tests(&templates::runtime_files())
-            .expect("the runtime crate's sources parse: a unit test renders them")
-        {
-            plan.computed(format!("{RUNTIME_DIR}/{path}"), text);
+        if c.runtime == RuntimeSource::Vendored {
+            for (path, text) in vendor::without_tests(&templates::runtime_files())
+                .expect("the runtime crate's sources parse: a unit test renders them")
+            {
+                plan.computed(format!("{RUNTIME_DIR}/{path}"), text);
+            }
         }
     }
 

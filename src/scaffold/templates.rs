@@ -52,16 +52,46 @@ pub fn runtime_files() -> Vec<(String, &'static str)> {
 /// renders, not all of them.
 pub struct Templates {
     tera: Mutex<Tera>,
+    runtime: RuntimeSource,
+}
+
+/// Where a project takes the runtime crate from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeSource {
+    /// A copy in the project, put in the registry's place by `[patch.crates-io]`.
+    Vendored,
+    /// crates.io.
+    Registry,
 }
 
 impl Templates {
-    /// Every `.tera` file under `scaffolds/`, named by its path there.
+    /// Every `.tera` file under `scaffolds/`, named by its path there, for projects that take
+    /// the runtime crate from where this binary says: its copy when it embeds one (built in
+    /// kube-scaffold's repository), else crates.io.
     pub fn load() -> anyhow::Result<Self> {
         let mut tera = Tera::default();
         tera.autoescape_on(Vec::new());
+        let runtime = match RUNTIME.get_file("Cargo.toml") {
+            Some(_) => RuntimeSource::Vendored,
+            None => RuntimeSource::Registry,
+        };
         Ok(Self {
             tera: Mutex::new(tera),
+            runtime,
         })
+    }
+
+    /// These templates, for a project that takes the runtime crate from `runtime`: what an
+    /// earlier kube-scaffold wrote, rendered again.
+    pub fn with_runtime(mut self, runtime: RuntimeSource) -> Self {
+        self.runtime = runtime;
+        self
+    }
+
+    /// Where the projects these templates render take the runtime crate from.
+    pub fn runtime(&self) -> RuntimeSource {
+        self.runtime
     }
 
     /// Parses the template `name` (its full name) and what it includes or extends, unless

@@ -13,5 +13,6 @@ mod grafana;
 mod helm;
 mod init;
 mod properties;
+mod published;
 mod support;
 mod upgrade;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::model::names;
 use crate::model::project::{InitInputs, License};
 use crate::model::versions::{VERSIONS, Versions};
-use crate::scaffold::templates::Templates;
+use crate::scaffold::templates::{RuntimeSource, Templates};
 
 use super::base;
 use super::multigroup::Moves;
@@ -35,7 +35,7 @@ pub struct InitContext {
     pub license: bool,
     pub versions: Versions,
     /// Where the project takes the runtime crate from.
-    pub runtime: base::RuntimeSource,
+    pub runtime: RuntimeSource,
     /// The manager watches only its own namespace, with a Role (`edit --namespaced`).
     pub namespaced_manager: bool,
     /// Every replica reconciles its share of the objects (`edit --sharding`).
@@ -62,7 +62,7 @@ impl InitContext {
             header: String::new(),
             license: init.license == License::Apache2,
             versions: VERSIONS,
-            runtime: base::RuntimeSource::of_this_build(),
+            runtime: templates.runtime(),
             namespaced_manager: false,
             sharded_manager: false,
             moves: None,
