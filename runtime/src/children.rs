@@ -80,21 +80,22 @@ pub enum Applied {
 pub type Applying<'a> = BoxFuture<'a, Result<Applied>>;
 
 /// One kind a controller owns, as the controller uses it: `Owned::of::<Deployment>()`.
-pub struct Owned<O: Owner> {
+/// `S` is the project's state in the controller's [`Context`].
+pub struct Owned<O: Owner, S = ()> {
     /// Adds the watch of the children to the owner's controller.
-    pub watch: fn(Controller<O>, &Context) -> Controller<O>,
+    pub watch: fn(Controller<O>, &Context<S>) -> Controller<O>,
     /// Builds the child of an owner and applies it with the given field manager.
-    pub apply: for<'a> fn(&'a O, &'a Context, &'static str) -> Applying<'a>,
+    pub apply: for<'a> fn(&'a O, &'a Context<S>, &'static str) -> Applying<'a>,
     /// The RBAC rules the controller needs for the children.
     pub rules: fn() -> Vec<PolicyRule>,
 }
 
-impl<O: Owner> Owned<O> {
+impl<O: Owner, S: Send + Sync + 'static> Owned<O, S> {
     /// The kind `K`, owned by objects of kind `O`.
     pub const fn of<K: Child<O>>() -> Self {
         Self {
-            watch: watch::<O, K>,
-            apply: applying::<O, K>,
+            watch: watch::<O, K, S>,
+            apply: applying::<O, K, S>,
             rules: rules::<K>,
         }
     }
@@ -154,7 +155,7 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
 /// Watches the children of kind `K`: their metadata only (as kube's `owns`), and only those
 /// this manager labelled (`labels`), not every object of the kind in the cluster. The event of
 /// a child's write by `apply` is dropped ([`Writes`]).
-fn watch<O: Owner, K: Child<O>>(controller: Controller<O>, ctx: &Context) -> Controller<O> {
+fn watch<O: Owner, K: Child<O>, S>(controller: Controller<O>, ctx: &Context<S>) -> Controller<O> {
     let children = ctx.api::<PartialObjectMeta<K>>();
     let selector = match ctx.shard_selector() {
         Some(shard) => format!("{},{shard}", selector()),
@@ -217,17 +218,18 @@ fn selector() -> String {
     format!("{MANAGED_BY}={}", crate::manager::name())
 }
 
-fn applying<'a, O, K>(owner: &'a O, ctx: &'a Context, manager: &'static str) -> Applying<'a>
+fn applying<'a, O, K, S>(owner: &'a O, ctx: &'a Context<S>, manager: &'static str) -> Applying<'a>
 where
     O: Resource<DynamicType = ()> + Send + Sync,
     K: Child<O>,
+    S: Send + Sync,
 {
-    apply::<O, K>(owner, ctx, manager).boxed()
+    apply::<O, K, S>(owner, ctx, manager).boxed()
 }
 
 /// Applies the child `owner` asks for with server-side apply, as field manager `manager`,
 /// unless an object of its name exists that `owner` does not control.
-pub async fn apply<O, K>(owner: &O, ctx: &Context, manager: &str) -> Result<Applied>
+pub async fn apply<O, K, S>(owner: &O, ctx: &Context<S>, manager: &str) -> Result<Applied>
 where
     O: Resource<DynamicType = ()>,
     K: Child<O>,

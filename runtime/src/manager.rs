@@ -257,16 +257,17 @@ fn shard_name(given: Option<&str>) -> String {
     format!("{}-{random:016x}", host.trim_matches('-'))
 }
 
-/// What a project's manager runs: its kinds, controllers and webhooks, under its flags.
-pub struct Manager {
+/// What a project's manager runs: its kinds, controllers and webhooks, under its flags, and the
+/// project's own state `S` that every reconcile gets (none by default).
+pub struct Manager<S = ()> {
     pub(crate) options: Options,
     resources: Vec<ApiResource>,
     external: Vec<ApiResource>,
-    controllers: Vec<Start>,
+    controllers: Vec<Start<S>>,
     hooks: Vec<Hook>,
     conversions: Vec<Conversion>,
     metrics: Vec<metrics::Register>,
-    state: http::Extensions,
+    state: S,
     #[cfg(feature = "webhooks")]
     local_failure: local::FailurePolicy,
     /// How long webhooks served through a Service are still answered after the signal.
@@ -285,6 +286,16 @@ pub const WEBHOOK_DRAIN: std::time::Duration = std::time::Duration::from_secs(5)
 impl Manager {
     /// A manager named `name` (the package's: `env!("CARGO_PKG_NAME")`) with `options`.
     pub fn new(name: &str, options: Options) -> Self {
+        Manager::with_state(name, options, ())
+    }
+}
+
+impl<S: Send + Sync + 'static> Manager<S> {
+    /// A manager named `name` with `options`, whose reconciles get `state`, the project's own
+    /// (a client of an outside service, a cache, settings read from its flags), as
+    /// `ctx.state`: its controllers take `Arc<Context<S>>`, and the compiler checks that each
+    /// does. Share what must not be copied through an `Arc` inside `S`.
+    pub fn with_state(name: &str, options: Options, state: S) -> Self {
         let _ = NAME.set(name.to_string());
         Self {
             options,
@@ -294,7 +305,7 @@ impl Manager {
             hooks: Vec::new(),
             conversions: Vec::new(),
             metrics: Vec::new(),
-            state: http::Extensions::new(),
+            state,
             #[cfg(feature = "webhooks")]
             local_failure: local::FailurePolicy::Ignore,
             #[cfg(feature = "webhooks")]
@@ -312,7 +323,7 @@ impl Manager {
     }
 
     /// The controllers to run, each its module's `start`.
-    pub fn controllers(mut self, starts: &[Start]) -> Self {
+    pub fn controllers(mut self, starts: &[Start<S>]) -> Self {
         self.controllers = starts.to_vec();
         self
     }
@@ -331,14 +342,6 @@ impl Manager {
     /// it from a reconcile; a clone shares its value.
     pub fn metrics(mut self, register: metrics::Register) -> Self {
         self.metrics.push(register);
-        self
-    }
-
-    /// Adds `state`, the project's own (a client of an outside service, a cache, settings read
-    /// from its flags), to the context every reconcile gets: `ctx.state::<S>()` reads it. One
-    /// value per type; share a value that must not be copied through an `Arc`.
-    pub fn state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
-        self.state.insert(state);
         self
     }
 
@@ -413,11 +416,10 @@ impl Manager {
         };
         check_cluster(&client, &self.resources, &self.external).await?;
 
-        let mut ctx = Context::new(client.clone());
+        let mut ctx = Context::new(client.clone()).with_state(self.state);
         ctx.metrics = Arc::new(metrics::Metrics::with(&self.metrics));
         ctx.shutdown = shutdown;
         ctx.namespace = options.watch_namespace.clone().filter(|ns| !ns.is_empty());
-        ctx.state = self.state;
         #[cfg(feature = "sharding")]
         {
             ctx.shard = replica.as_ref().map(|replica| replica.shard());
@@ -563,9 +565,9 @@ async fn stop_serving(
 }
 
 /// Serves /metrics as the options say: over HTTPS to authorized clients, or plain HTTP.
-fn serve_metrics(
+fn serve_metrics<S>(
     options: &Options,
-    ctx: &Context,
+    ctx: &Context<S>,
     serving: CancellationToken,
 ) -> anyhow::Result<()> {
     let (address, router) = (

@@ -1,8 +1,9 @@
 //! The user's own state and errors on a real API server, as docs/project-layout.md shows
-//! them: the manager is given an HTTP client of an outside service (`Manager::state`), the
-//! controller reads it by its type (`ctx.state::<Billing>()`) and returns the service's refusal
-//! as its own error type (`Error::other`), which the runtime logs as `kind="other"` and retries
-//! with backoff until the service answers.
+//! them: the manager is given an HTTP client of an outside service (`Manager::with_state`),
+//! the controller reads it as a typed field (`ctx.state`, its context a `Context<Billing>`)
+//! and returns the service's refusal as its own error type (`Error::other`), which the runtime
+//! logs as `kind="other"` and retries with backoff until the service answers. A manager built
+//! without the state does not compile.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -77,8 +78,13 @@ impl Billing {
 
 /// The user's lines in the Invoice controller's `apply`: ask the service, fail with its
 /// error, report its answer.
-const APPLY: &str = r#"    let billing = ctx.state::<crate::Billing>()?;
-    let approval = billing.approve(&obj.name_any()).await.map_err(Error::other)?;
+const APPLY: &str = r#"    let approval = ctx.state.approve(&obj.name_any()).await.map_err(Error::other)?;
+"#;
+
+/// The manager of `src/lib.rs`, given the billing client.
+const MANAGER: &str = r#"pub fn manager(options: Options) -> Manager<Billing> {
+    let billing = Billing::new(std::env::var("BILLING_URL").unwrap_or_default());
+    Manager::with_state(env!("CARGO_PKG_NAME"), options, billing)
 "#;
 
 #[test]
@@ -88,6 +94,20 @@ fn a_client_in_the_context_and_the_users_own_error_drive_the_reconcile() {
     let kind = ["--group", "shop", "--version", "v1", "--kind", "Invoice"];
     project.scaffold(&[&["create", "api"][..], &kind].concat());
     edit_into_a_billing_operator(&project.dir);
+
+    // The compiler checks the state: a manager built without it is refused.
+    let lib = project.dir.join("src/lib.rs");
+    let typed = fs::read_to_string(&lib).unwrap();
+    let without = "pub fn manager(options: Options) -> Manager {\n    Manager::new(env!(\"CARGO_PKG_NAME\"), options)\n";
+    fs::write(&lib, typed.replace(MANAGER, without)).unwrap();
+    let check = project.output("cargo", &["check", "--lib"]);
+    let said = String::from_utf8_lossy(&check.stderr);
+    assert!(!check.status.success(), "built without the state:\n{said}");
+    assert!(
+        said.contains("mismatched types") && said.contains("Context<Billing>"),
+        "{said}"
+    );
+    fs::write(&lib, typed).unwrap();
 
     let service = Service::start();
     service.refuse.store(true, Ordering::SeqCst);
@@ -161,13 +181,36 @@ fn edit_into_a_billing_operator(dir: &Path) {
     );
     edit(
         "src/lib.rs",
-        "        .resources(api::resources(), api::external_resources())\n",
-        "        .resources(api::resources(), api::external_resources())\n        .state(Billing::new(std::env::var(\"BILLING_URL\").unwrap_or_default()))\n",
+        "pub fn manager(options: Options) -> Manager {\n    Manager::new(env!(\"CARGO_PKG_NAME\"), options)\n",
+        MANAGER,
+    );
+    // Every controller's context carries it: their list, and the Invoice controller with its
+    // unit tests' context.
+    edit(
+        "src/controller/mod.rs",
+        "pub const CONTROLLERS: &[Start] = &[",
+        "pub const CONTROLLERS: &[Start<crate::Billing>] = &[",
     );
     let lib = dir.join("src/lib.rs");
     let text = fs::read_to_string(&lib).unwrap();
     fs::write(&lib, format!("{text}{BILLING}")).unwrap();
     let controller = "src/controller/invoice.rs";
+    let path = dir.join(controller);
+    let text = fs::read_to_string(&path).unwrap();
+    let typed = text
+        .replace("Context>", "Context<crate::Billing>>")
+        .replace("ctx: &Context)", "ctx: &Context<crate::Billing>)");
+    assert_eq!(
+        typed.matches("Context<crate::Billing>").count(),
+        5,
+        "{typed}"
+    );
+    fs::write(&path, typed).unwrap();
+    edit(
+        controller,
+        "let (ctx, server) = mock::context();",
+        "let (ctx, server) = mock::context_with(|ctx| ctx.with_state(crate::Billing::new(\"\")));",
+    );
     edit(
         controller,
         "    // report what you observed through the conditions below.\n",

@@ -68,16 +68,16 @@ pub const RESYNC: Duration = Duration::from_secs(300);
 /// controller-runtime's default is 1, kube-runtime's no limit.
 pub const CONCURRENCY: u16 = 32;
 
-/// A controller of kind `K`, before it runs.
-pub struct Builder<K: Owner> {
+/// A controller of kind `K`, before it runs; `S` is the project's state in its [`Context`].
+pub struct Builder<K: Owner, S: 'static = ()> {
     name: &'static str,
     watcher: watcher::Config,
-    owned: &'static [Owned<K>],
+    owned: &'static [Owned<K, S>],
     concurrency: u16,
     resync: Option<Duration>,
 }
 
-impl<K: Owner> Builder<K>
+impl<K: Owner, S: Send + Sync + 'static> Builder<K, S>
 where
     K::Scope: Scoped,
 {
@@ -95,7 +95,7 @@ where
     }
 
     /// Also watches the kinds in `owned`: a change to a child reconciles its owner.
-    pub fn owns(mut self, owned: &'static [Owned<K>]) -> Self {
+    pub fn owns(mut self, owned: &'static [Owned<K, S>]) -> Self {
         self.owned = owned;
         self
     }
@@ -123,9 +123,9 @@ where
     }
 
     /// [`Builder::run`], boxed: what a controller module's `start` returns to the manager.
-    pub fn start<F, Fut>(self, ctx: Arc<Context>, reconcile: F) -> BoxFuture<'static, ()>
+    pub fn start<F, Fut>(self, ctx: Arc<Context<S>>, reconcile: F) -> BoxFuture<'static, ()>
     where
-        F: Fn(Arc<K>, Arc<Context>) -> Fut + Clone + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context<S>>) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<Action>> + Send + 'static,
     {
         self.run(ctx, reconcile).boxed()
@@ -134,9 +134,9 @@ where
     /// Watches the objects and reconciles each with `reconcile` until the shutdown: each
     /// reconcile is observed (metrics, panics: [`observe`]), a failure retried with the
     /// object's backoff ([`retry`]).
-    pub async fn run<F, Fut>(self, ctx: Arc<Context>, reconcile: F)
+    pub async fn run<F, Fut>(self, ctx: Arc<Context<S>>, reconcile: F)
     where
-        F: Fn(Arc<K>, Arc<Context>) -> Fut + Clone + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Context<S>>) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<Action>> + Send + 'static,
     {
         let Self {
@@ -165,10 +165,10 @@ where
         report_synced(name, controller.store(), ctx.health.clone());
         ctx.metrics.start_controller(name, concurrency);
         #[cfg(feature = "sharding")]
-        let sharder = crate::sharding::sharder::run::<K>(ctx.clone(), name, controller.store());
+        let sharder = crate::sharding::sharder::run::<K, S>(ctx.clone(), name, controller.store());
         #[cfg(not(feature = "sharding"))]
         let sharder = std::future::pending::<()>();
-        let reconcile = move |obj: Arc<K>, ctx: Arc<Context>| {
+        let reconcile = move |obj: Arc<K>, ctx: Arc<Context<S>>| {
             let reconcile = reconcile.clone();
             async move {
                 // The sharder asked this replica to give the object up: that is this
@@ -211,7 +211,7 @@ where
 }
 
 /// `config`, selecting only this replica's shard's objects when the manager is sharded.
-fn sharded(mut config: watcher::Config, ctx: &Context) -> watcher::Config {
+fn sharded<S>(mut config: watcher::Config, ctx: &Context<S>) -> watcher::Config {
     if let Some(ours) = ctx.shard_selector() {
         config.label_selector = Some(match config.label_selector.take() {
             Some(selector) => format!("{selector},{ours}"),
@@ -239,7 +239,11 @@ pub fn slim<K: Resource>(obj: &mut K) {
 /// When to retry after a reconcile of `obj` failed with `err`: the object's next backoff
 /// delay (5 s, doubling up to 5 minutes); after a terminal error, not until the object
 /// changes. Logs the failure with its kind.
-pub fn retry<K: Resource<DynamicType = ()>>(obj: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
+pub fn retry<K: Resource<DynamicType = ()>, S>(
+    obj: Arc<K>,
+    err: &Error,
+    ctx: Arc<Context<S>>,
+) -> Action {
     let name = obj.meta().name.as_deref().unwrap_or_default();
     if err.is_terminal() {
         warn!(error = %err, kind = err.kind(), name, "reconcile failed; retried once the object changes");

@@ -36,8 +36,8 @@ use crate::health::Health;
 use crate::metrics::{Metrics, Outcome};
 
 /// What every reconciler gets: the API client, the manager's machinery, and the project's own
-/// state (`Manager::state`, read with [`Context::state`]).
-pub struct Context {
+/// state `S` (`Manager::with_state`; none by default), a type the compiler checks.
+pub struct Context<S = ()> {
     /// The Kubernetes API client.
     pub client: Client,
     /// Publishes Kubernetes Events about the objects being reconciled (see
@@ -54,8 +54,9 @@ pub struct Context {
     /// The one namespace the controllers watch (`--watch-namespace`, `WATCH_NAMESPACE`), or
     /// `None` for all: see [`Context::api`].
     pub namespace: Option<String>,
-    /// The project's own state, one value per type.
-    pub(crate) state: http::Extensions,
+    /// The project's own state: a client of an outside service, a cache, settings from its
+    /// flags (`Manager::with_state`).
+    pub state: S,
     /// The children's writes whose watch events are the manager's own.
     pub(crate) writes: crate::children::Writes,
     /// This replica's shard, when the manager runs with `--sharding`: the controllers watch
@@ -80,31 +81,31 @@ impl Context {
             health: Health::default(),
             shutdown: CancellationToken::new(),
             namespace: None,
-            state: http::Extensions::new(),
+            state: (),
             writes: Default::default(),
             #[cfg(feature = "sharding")]
             shard: None,
         }
     }
+}
 
-    /// This context with `state` added, the project's own (a client of an outside service, a
-    /// cache): what `Manager::state` does, for a context made by hand in a test. A second value
-    /// of the same type replaces the first.
-    pub fn with_state<S: Clone + Send + Sync + 'static>(mut self, state: S) -> Self {
-        self.state.insert(state);
-        self
-    }
-
-    /// The project's state of type `S`, as `Manager::state` added it, e.g.
-    /// `let billing = ctx.state::<BillingClient>()?;`. Without it, a terminal error: the
-    /// manager is built without it, and no retry adds it.
-    pub fn state<S: Send + Sync + 'static>(&self) -> Result<&S> {
-        self.state.get::<S>().ok_or_else(|| {
-            Error::Terminal(format!(
-                "no {} in the context: add it with `.state(..)` where the manager is built (src/lib.rs)",
-                std::any::type_name::<S>()
-            ))
-        })
+impl<S> Context<S> {
+    /// This context with the project's own `state` in place of its state: what
+    /// `Manager::with_state` does, for a context made by hand in a test.
+    pub fn with_state<T>(self, state: T) -> Context<T> {
+        Context {
+            client: self.client,
+            recorder: self.recorder,
+            backoff: self.backoff,
+            metrics: self.metrics,
+            health: self.health,
+            shutdown: self.shutdown,
+            namespace: self.namespace,
+            state,
+            writes: self.writes,
+            #[cfg(feature = "sharding")]
+            shard: self.shard,
+        }
     }
 
     /// The label selector of this replica's shard's objects, when the manager is sharded.
@@ -237,7 +238,7 @@ impl Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// How the manager starts a controller: each module's `start`.
-pub type Start = fn(Arc<Context>) -> BoxFuture<'static, ()>;
+pub type Start<S = ()> = fn(Arc<Context<S>>) -> BoxFuture<'static, ()>;
 
 /// How long the controllers may take to stop after a shutdown (finishing the reconciles that
 /// run): less than the pod's `terminationGracePeriodSeconds` (10, config/manager), so that the
@@ -247,7 +248,11 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
 /// Runs the controllers `starts` until they stop, or until `grace` after a shutdown: a
 /// controller whose cache never synced (its CRD missing, its list forbidden) waits for it
 /// without end, even after a shutdown, so it is stopped then, with an error.
-pub async fn supervise(ctx: Arc<Context>, starts: &[Start], grace: Duration) -> anyhow::Result<()> {
+pub async fn supervise<S>(
+    ctx: Arc<Context<S>>,
+    starts: &[Start<S>],
+    grace: Duration,
+) -> anyhow::Result<()> {
     let mut controllers: JoinSet<()> = JoinSet::new();
     for start in starts {
         controllers.spawn(start(ctx.clone()));
@@ -306,15 +311,15 @@ where
 /// `Error::Panic` (counted in `reconcile_panics_total`), and resets the object's backoff once it
 /// succeeds. A panic is retried with backoff like any failure, as controller-runtime does,
 /// instead of ending the controller.
-pub async fn observe<K, F, Fut>(
+pub async fn observe<K, S, F, Fut>(
     controller: &'static str,
     obj: Arc<K>,
-    ctx: Arc<Context>,
+    ctx: Arc<Context<S>>,
     reconcile: F,
 ) -> Result<Action>
 where
     K: Resource<DynamicType = ()>,
-    F: FnOnce(Arc<K>, Arc<Context>) -> Fut,
+    F: FnOnce(Arc<K>, Arc<Context<S>>) -> Fut,
     Fut: Future<Output = Result<Action>>,
 {
     let object = ObjectRef::from_obj(&*obj).erase();
@@ -689,24 +694,21 @@ mod tests {
         }
     }
 
-    /// The project's own state rides in the context, one value per type; a type never added
-    /// is a terminal error naming it.
+    /// The project's own state reaches each reconcile as its own type.
     #[tokio::test]
-    async fn the_projects_state_is_read_by_its_type() {
-        #[derive(Clone, Debug, PartialEq)]
-        struct Billing(String);
-        let ctx = Context::new(client())
-            .with_state(Billing("https://billing.example".into()))
-            .with_state(Arc::new(7_u32));
-        assert_eq!(ctx.state::<Billing>().unwrap().0, "https://billing.example");
-        assert_eq!(**ctx.state::<Arc<u32>>().unwrap(), 7);
-        let missing = ctx.state::<String>().unwrap_err();
-        assert!(missing.is_terminal(), "{missing:?}");
-        assert!(
-            missing
-                .to_string()
-                .contains("no alloc::string::String in the context")
-        );
+    async fn the_projects_state_reaches_the_reconcile_as_its_type() {
+        struct Billing {
+            endpoint: String,
+        }
+        let endpoint = "https://billing.example".to_string();
+        let ctx = Arc::new(Context::new(client()).with_state(Billing { endpoint }));
+        let action = observe("test", config_map(), ctx, |_, ctx| async move {
+            let seconds = ctx.state.endpoint.len() as u64;
+            Ok(Action::requeue(Duration::from_secs(seconds)))
+        })
+        .await
+        .unwrap();
+        assert_eq!(action, Action::requeue(Duration::from_secs(23)));
     }
 
     /// The project's own errors, `anyhow`'s or any `std::error::Error`, keep their message and

@@ -103,7 +103,7 @@ impl Shard {
     /// they still say this shard and drain (a JSON patch's `test`s). The object then leaves
     /// this shard's watch, and the sharder names its new shard. Whether it was given up now
     /// (`false`: it had already moved).
-    pub async fn release<K>(&self, ctx: &Context, obj: &K) -> Result<bool>
+    pub async fn release<K, S>(&self, ctx: &Context<S>, obj: &K) -> Result<bool>
     where
         K: Resource<DynamicType = ()>,
     {
@@ -151,8 +151,8 @@ fn pointer(key: &str) -> String {
 
 /// The API of the objects of `resource` in `namespace` (all namespaces, or a cluster-scoped
 /// kind's, for `None`).
-fn dynamic_api(
-    ctx: &Context,
+fn dynamic_api<S>(
+    ctx: &Context<S>,
     resource: &ApiResource,
     namespace: Option<&str>,
 ) -> Api<DynamicObject> {

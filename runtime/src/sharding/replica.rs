@@ -59,7 +59,11 @@ impl Replica {
     /// shutdown, and the sharder whenever this replica holds the leader lease. Fails, as a
     /// leader does, when either Lease is lost; releases both on the way out, once the
     /// controllers have stopped, so that the shard's objects move at once.
-    pub(crate) async fn run(self, ctx: Arc<Context>, controllers: &[Start]) -> anyhow::Result<()> {
+    pub(crate) async fn run<S: Send + Sync + 'static>(
+        self,
+        ctx: Arc<Context<S>>,
+        controllers: &[Start<S>],
+    ) -> anyhow::Result<()> {
         let (namespace, leader, timing) =
             (self.namespace.as_str(), self.leader.as_str(), self.timing);
         let identity = crate::manager::identity();

@@ -87,8 +87,8 @@ pub(crate) fn decide(
 /// every retry period of `timing`: a Lease whose holder is set and that changed within its
 /// duration, by this process's clock (client-go's rule: clock skew between nodes does not
 /// matter). Deletes the Leases of shards dead for [`FORGET_DEAD`].
-pub(crate) async fn members(
-    ctx: Arc<Context>,
+pub(crate) async fn members<S>(
+    ctx: Arc<Context<S>>,
     shard: Arc<Shard>,
     namespace: String,
     timing: Timing,
@@ -183,9 +183,10 @@ const COUNT_EVERY: Duration = Duration::from_secs(5);
 /// The sharding side of the controller `controller` of `K`, whose cache is `cache`: the
 /// objects it holds counted in the metrics, and, while this replica leads, the sharder of `K`.
 /// Never ends; without sharding it does nothing.
-pub(crate) async fn run<K>(ctx: Arc<Context>, controller: &'static str, cache: Store<K>)
+pub(crate) async fn run<K, S>(ctx: Arc<Context<S>>, controller: &'static str, cache: Store<K>)
 where
     K: Owner,
+    S: Send + Sync + 'static,
     K::Scope: Scoped,
 {
     let Some(shard) = ctx.shard.clone() else {
@@ -197,7 +198,7 @@ where
             tokio::time::sleep(COUNT_EVERY).await;
         }
     };
-    tokio::join!(assign::<K>(ctx.clone(), shard, controller), counting);
+    tokio::join!(assign::<K, S>(ctx.clone(), shard, controller), counting);
 }
 
 /// Places every object of `K` on the ring while this replica leads (for ever after it starts
@@ -206,9 +207,10 @@ where
 /// shard without waiting for a periodic pass, and each change of the ring starts the watch
 /// again, whose list (paged, from the API server's storage) decides every object on the new
 /// ring, a page at a time.
-pub(crate) async fn assign<K>(ctx: Arc<Context>, shard: Arc<Shard>, controller: &'static str)
+pub(crate) async fn assign<K, S>(ctx: Arc<Context<S>>, shard: Arc<Shard>, controller: &'static str)
 where
     K: Owner,
+    S: Send + Sync + 'static,
     K::Scope: Scoped,
 {
     let mut leading = shard.leading.clone();
@@ -261,8 +263,8 @@ fn key<K: Resource>(obj: &K) -> String {
 }
 
 /// Writes the sharder's labels on the objects of one kind, a bounded number at once.
-struct Writer {
-    ctx: Arc<Context>,
+struct Writer<S> {
+    ctx: Arc<Context<S>>,
     resource: ApiResource,
     label: String,
     drain: String,
@@ -270,7 +272,7 @@ struct Writer {
     slots: Arc<Semaphore>,
 }
 
-impl Writer {
+impl<S: Send + Sync + 'static> Writer<S> {
     /// Writes what `decide` says of `meta`, in a task of its own once a slot is free. Each
     /// patch carries the resource version the decision read: if the object changed since, the
     /// patch fails (409) and the change's own event is decided again.

@@ -48,7 +48,7 @@ pub fn context() -> (Arc<Context>, ApiServer) {
 
 /// `context()`, with the context `make` makes of it: your own state added, e.g.
 /// `mock::context_with(|ctx| ctx.with_state(Billing { .. }))`.
-pub fn context_with(make: impl FnOnce(Context) -> Context) -> (Arc<Context>, ApiServer) {
+pub fn context_with<S>(make: impl FnOnce(Context) -> Context<S>) -> (Arc<Context<S>>, ApiServer) {
     let (service, mut handle) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
     let server = ApiServer::default();
     let serving = server.clone();
