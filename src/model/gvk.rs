@@ -411,11 +411,13 @@ mod tests {
             project_name: &'static str,
             repository: &'static str,
             versions: crate::model::versions::Versions,
+            runtime: crate::scaffold::templates::RuntimeSource,
         }
         let context = Context {
             project_name: "guestbook",
             repository: "",
             versions: crate::model::versions::VERSIONS,
+            runtime: templates.runtime(),
         };
         let text = templates
             .render("base/init/Cargo.toml.tera", &context)

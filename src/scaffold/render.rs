@@ -229,6 +229,7 @@ mod tests {
     #[derive(Serialize)]
     struct Names {
         project_name: &'static str,
+        runtime: crate::scaffold::templates::RuntimeSource,
     }
 
     #[test]
@@ -246,6 +247,7 @@ mod tests {
         );
         let context = Names {
             project_name: "guestbook",
+            runtime: templates.runtime(),
         };
         let report = render(&plan, &templates, &context, &mut tree, &Rustfmt::none()).unwrap();
         assert_eq!(report.conflicts, ["Dockerfile"]);
