@@ -10,6 +10,7 @@ use std::process::{Command as Process, Stdio};
 use crate::cli::UpgradeArgs;
 use crate::codegen::manifests;
 use crate::error::user_error;
+use crate::layouts::{v1, v2};
 use crate::model::project::{self, Project};
 use crate::plugins;
 use crate::plugins::base;
@@ -72,7 +73,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     }
     let recorded = plugins::recorded(&old, root)?;
     let before = Templates::load()?.with_runtime(runtime);
-    let mut base = plugins::replay_layout(&old, &before, &rustfmt, recorded.clone())?;
+    let mut base = replay_layout(&old, &before, &rustfmt, recorded.clone())?;
     let mut new = old.clone();
     new.layout = project::LAYOUT.into();
     if new.plugins.is_empty() {
@@ -138,6 +139,28 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     apply::write(root, &changes)?;
     report(&outcomes, &old, version);
     finish_upgrade(&outcomes, &old.cli_version, version)
+}
+
+/// The whole project as its own layout renders it (the current one, or 0.2's or 0.1's,
+/// frozen), from its PROJECT alone.
+fn replay_layout(
+    project: &Project,
+    templates: &Templates,
+    rustfmt: &Rustfmt,
+    recorded: Tree,
+) -> anyhow::Result<Tree> {
+    match project.layout.as_str() {
+        project::LAYOUT => plugins::replay_onto(project, templates, recorded),
+        v2::LAYOUT => v2::replay(project, templates),
+        v1::LAYOUT => v1::replay(project, templates, rustfmt),
+        other => Err(crate::error::user_error(
+            format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),
+            format!(
+                "use the kube-scaffold release {} that wrote it",
+                project.cli_version
+            ),
+        )),
+    }
 }
 
 /// One file as the old version wrote it (`base`), as the project has it (`ours`) and as this

@@ -14,7 +14,7 @@ use crate::scaffold::rustfmt::Rustfmt;
 use crate::scaffold::templates::Templates;
 use crate::scaffold::tree::Tree;
 
-use crate::plugins::base::read_header;
+use crate::error::user_error;
 
 /// The layout's name in PROJECT.
 pub const LAYOUT: &str = "rust.kube-scaffold.io/v1";
@@ -345,6 +345,24 @@ fn controller_plan(plan: &mut Plan, kind: &str) {
         "rbac-rules",
         format!("{kind}::rbac_rules(),"),
     );
+}
+
+/// The license header for new sources: `hack/boilerplate.rs.txt` plus a blank line, or nothing.
+fn read_header(tree: &mut Tree) -> anyhow::Result<String> {
+    let file = BOILERPLATE.1;
+    let Some(text) = tree.read(file)? else {
+        return Ok(String::new());
+    };
+    if let Some(line) = text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.starts_with("//"))
+    {
+        return Err(user_error(
+            format!("{file} must hold only `//` comment lines, but has `{line}`"),
+            format!("make every line of {file} start with `//`, or delete the file"),
+        ));
+    }
+    Ok(format!("{}\n\n", text.trim_end()))
 }
 
 #[cfg(test)]

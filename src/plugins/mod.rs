@@ -31,7 +31,7 @@ pub use context::{
     ApiContext, ApiPlan, Builder, Certificates, ConversionContext, DeployImageContext, Direction,
     Earlier, InitContext, OwnedContext, Source, Variant, WebhookContext,
 };
-pub use run::{command, init, recorded, replay, replay_digests, replay_layout, replay_onto};
+pub use run::{command, init, recorded, replay, replay_digests, replay_onto};
 
 /// A plugin: what it adds to the plan of each command.
 pub trait Plugin {

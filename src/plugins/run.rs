@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::codegen::kind_types::KindTypes;
 use crate::model::api::ApiInputs;
-use crate::model::project::{Command, EditInputs, InitInputs, LAYOUT, Project, WebhookInputs};
+use crate::model::project::{Command, EditInputs, InitInputs, Project, WebhookInputs};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::render::{self, Report};
 use crate::scaffold::rustfmt::Rustfmt;
@@ -15,7 +15,6 @@ use crate::scaffold::tree::Tree;
 use super::context::{ApiContext, ApiPlan, Earlier, InitContext, WebhookContext};
 use super::policy::project_rules;
 use super::{Plugin, base, resolve};
-use crate::layouts::{v1, v2};
 
 /// Renders `init` onto `tree`. The templates are written in rustfmt's layout for names of any
 /// length (a test checks it against rustfmt), so nothing is formatted: the output does not
@@ -77,28 +76,6 @@ fn create_webhook(
         plugin.create_webhook(&mut plan, &context)?;
     }
     render::render(&plan, templates, &context, tree, &Rustfmt::none())
-}
-
-/// The whole project as its own layout renders it (the current one, or 0.2's or 0.1's,
-/// frozen), from its PROJECT alone.
-pub fn replay_layout(
-    project: &Project,
-    templates: &Templates,
-    rustfmt: &Rustfmt,
-    recorded: Tree,
-) -> anyhow::Result<Tree> {
-    match project.layout.as_str() {
-        LAYOUT => replay_onto(project, templates, recorded),
-        v2::LAYOUT => v2::replay(project, templates),
-        v1::LAYOUT => v1::replay(project, templates, rustfmt),
-        other => Err(crate::error::user_error(
-            format!("PROJECT names the layout `{other}`, which this kube-scaffold does not know"),
-            format!(
-                "use the kube-scaffold release {} that wrote it",
-                project.cli_version
-            ),
-        )),
-    }
 }
 
 /// The files of the project in `root` that its plugins made their files from, and that a

@@ -4,18 +4,17 @@
 //! It exists so that `upgrade` can render exactly what 0.2 generated (the base of its
 //! three-way merge). Never edit it or its templates.
 
+mod codegen;
 use serde::Serialize;
 
-use crate::codegen::adopted;
-use crate::codegen::external;
-use crate::codegen::fields;
+use codegen::{adopted, external, fields};
+
 use crate::model::builtin as core;
 use crate::model::gvk;
 use crate::model::names;
 use crate::model::owned::Owned;
 use crate::model::project::Resource;
 use crate::model::project::{InitInputs, License, Project, WebhookInputs};
-use crate::model::versions::{VERSIONS, Versions};
 use crate::scaffold::plan::Plan;
 use crate::scaffold::render::{self, Report};
 use crate::scaffold::rustfmt::{Rustfmt, str_const};
@@ -28,6 +27,32 @@ mod deploy_image;
 mod inputs;
 mod kustomize;
 mod manifests;
+
+/// The versions of the crates and of Rust that layout v2's projects name.
+#[derive(Clone, Copy, Serialize)]
+pub struct Versions {
+    pub kube: &'static str,
+    pub k8s_openapi: &'static str,
+    /// The k8s-openapi feature: the oldest Kubernetes the operator supports.
+    pub kubernetes_feature: &'static str,
+    pub schemars: &'static str,
+    pub serde_saphyr: &'static str,
+    pub axum: &'static str,
+    pub prometheus_client: &'static str,
+    pub rust: &'static str,
+}
+
+/// kube-scaffold 0.2's versions.
+const VERSIONS: Versions = Versions {
+    kube: "5.0.0",
+    k8s_openapi: "0.29.0",
+    kubernetes_feature: "v1_33",
+    schemars: "1.2",
+    serde_saphyr: "2",
+    axum: "0.8",
+    prometheus_client: "0.25",
+    rust: "1.89",
+};
 
 /// The layout's name in PROJECT.
 pub const LAYOUT: &str = "rust.kube-scaffold.io/v2";
