@@ -198,3 +198,27 @@ fn error_chain(err: &dyn std::error::Error) -> String {
     }
     parts.join(": ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A template of the current layout is the whole file it renders: it includes, extends and
+    /// overrides nothing (the frozen layouts' may).
+    #[test]
+    fn the_current_layouts_templates_are_whole() {
+        let current = format!("{CURRENT}/");
+        let mut pieced = Vec::new();
+        for name in names().iter().filter(|name| name.starts_with(&current)) {
+            let text = source(name).unwrap();
+            let blocks = ["{% block", "{%- block"]
+                .iter()
+                .any(|tag| text.contains(tag));
+            if blocks || !dependencies(text).is_empty() {
+                pieced.push(name.clone());
+            }
+        }
+        assert!(pieced.is_empty(), "templates made of pieces: {pieced:?}");
+        assert!(names().len() > 100);
+    }
+}

@@ -75,7 +75,7 @@ pub struct ApiContext {
     /// `webapp_guestbook` in a multigroup project); their names are it with dashes.
     pub role_prefix: String,
     pub plural: String,
-    pub namespaced: bool,
+    pub scope: Scope,
     /// The controller puts a finalizer on its objects and cleans up before they go.
     pub finalizer: bool,
     /// The alias controllers import the group-version under, kubebuilder style (`webappv1`).
@@ -98,15 +98,42 @@ pub struct ApiContext {
     pub spec_foo: bool,
     /// The deploy-image plugin's inputs.
     pub deploy_image: Option<DeployImageContext>,
-    /// kopium derived `Default` for the kind (its tests can build a test object).
-    pub external_default: bool,
+    /// How the kind's tests make an object of it.
+    pub test_object: TestObject,
     /// For a kind the project does not scaffold from a template: the Rust type its controller
     /// reconciles and its `apiVersion`.
     pub builtin_path: String,
     pub api_version: String,
     /// Whether the API server stores this version of the kind (its type does not say
     /// `storage = false`).
-    pub stored: bool,
+    pub version_role: VersionRole,
+}
+
+/// The scope of a kind's objects, as its CRD names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Scope {
+    Namespaced,
+    Cluster,
+}
+
+/// What a version of a kind is to the API server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VersionRole {
+    /// The version objects are stored in.
+    Storage,
+    /// Served, and converted to and from the storage version.
+    Served,
+}
+
+/// How a controller's tests make an object of its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestObject {
+    /// From its type's `Default`.
+    Default,
+    /// One its schema allows (`testing::example`): kopium derived no `Default` for its spec.
+    Schema,
 }
 
 /// What `create api`'s plugins plan from beside the templates' context: which parts the
@@ -373,12 +400,21 @@ impl ApiContext {
         let (owns, child_imports) = owned_contexts(api, &init.domain, known, spec_foo)?;
         let finalizer = format!("{qualified_group}/finalizer");
         Ok(Self {
-            external_default: types.of(&api.version).is_some_and(external::has_default),
+            test_object: match source {
+                Source::Builtin | Source::Own => TestObject::Default,
+                _ if types.of(&api.version).is_some_and(external::has_default) => {
+                    TestObject::Default
+                }
+                _ => TestObject::Schema,
+            },
             runs_pods: owns.iter().any(|o| o.builder == Builder::Deployment),
             source,
             rust_kind,
             builtin_path,
-            stored,
+            version_role: match stored {
+                true => VersionRole::Storage,
+                false => VersionRole::Served,
+            },
             deploy_image: api.deploy_image.as_ref().map(DeployImageContext::new),
             api_version,
             spec_foo,
@@ -407,7 +443,10 @@ impl ApiContext {
             version: api.version.clone(),
             kind: api.kind.clone(),
             plural: api.plural.clone(),
-            namespaced: api.namespaced,
+            scope: match api.namespaced {
+                true => Scope::Namespaced,
+                false => Scope::Cluster,
+            },
             finalizer: api.controller && api.finalizer,
         })
     }
