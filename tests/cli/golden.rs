@@ -245,6 +245,29 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
     assert_golden(&dir, "owned-kinds");
 }
 
+/// A released layout's Rust, `src/layouts/`, is as it was frozen: the commit that last
+/// changed it (copying what it used of later code, so that it imports no `plugins` or
+/// `codegen`), read from this repository's history.
+#[test]
+fn released_layouts_keep_their_rust() {
+    const FROZEN: &str = "79d0e17";
+    let repo = env!("CARGO_MANIFEST_DIR");
+    let output = std::process::Command::new("git")
+        .args(["-C", repo, "diff", "--stat", FROZEN, "--", "src/layouts"])
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git diff: {}\nhelp: this test reads the freeze from a full clone's history",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let changed = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        changed.is_empty(),
+        "src/layouts changed since {FROZEN}, where it was frozen:\n{changed}"
+    );
+}
+
 /// A released layout's templates, `scaffolds/<layout>/`, are what its release shipped, byte
 /// for byte and file for file: the base `upgrade` merges against never moves. Read from the
 /// release's commit (tagged `v0.1.0`, `v0.2.0`) in this repository's history.
