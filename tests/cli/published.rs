@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use sha2::{Digest as _, Sha256};
 
 use crate::generated_build::target_dir;
-use crate::support::{RUNTIME_DIR, initialized, kube_scaffold, run, run_with};
+use crate::support::{RUNTIME_DIR, run, run_with, with_guestbook};
 
 const CRATES: [&str; 3] = [
     "kube-scaffold",
@@ -79,21 +79,7 @@ fn a_project_upgraded_by_the_published_tool_builds_on_the_published_runtime() {
     let published_tool = target_dir().join("debug/kube-scaffold");
 
     // 3. A project of this repository's kube-scaffold, its Cargo.toml edited by its user.
-    let (_tmp, dir) = initialized();
-    kube_scaffold(
-        &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "webapp",
-            "--version",
-            "v1",
-            "--kind",
-            "Guestbook",
-        ],
-    )
-    .success();
+    let (_tmp, dir) = with_guestbook();
     let manifest = dir.join("Cargo.toml");
     let text = fs::read_to_string(&manifest).unwrap();
     assert!(text.contains("[patch.crates-io]") && dir.join(RUNTIME_DIR).is_dir());
