@@ -55,16 +55,6 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         true => RuntimeSource::Vendored,
         false => RuntimeSource::Registry,
     };
-    if old.layout == project::LAYOUT && old.cli_version == version && runtime == templates.runtime()
-    {
-        ui::note(&format!(
-            "the project is already at kube-scaffold {version}: nothing to do"
-        ));
-        return Ok(());
-    }
-    if !args.force {
-        check_git_clean(root)?;
-    }
     let rustfmt = Rustfmt::detect();
     if old.layout != project::LAYOUT && !rustfmt.available() {
         ui::note(
@@ -126,6 +116,17 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     new.generated = plugins::replay_digests(&theirs, &recorded, &old.generated);
     tree.write(project::FILE, new.to_toml())?;
     let changes = apply::changes(&tree);
+    // Compared with what this version makes, not by version numbers: a project of an earlier
+    // build of this version is brought up to date too.
+    if changes.iter().all(|c| c.action == Action::Unchanged) {
+        ui::note(&format!(
+            "the project is already what kube-scaffold {version} generates: nothing to do"
+        ));
+        return Ok(());
+    }
+    if !args.force {
+        check_git_clean(root)?;
+    }
     if args.dry_run {
         for change in changes.iter().filter(|c| c.action != Action::Unchanged) {
             ui::status(change.action.label(), &change.path);
