@@ -294,7 +294,7 @@ impl<S: Send + Sync + 'static> Manager<S> {
     /// A manager named `name` with `options`, whose reconciles get `state`, the project's own
     /// (a client of an outside service, a cache, settings read from its flags), as
     /// `ctx.state`: its controllers take `Arc<Context<S>>`, and the compiler checks that each
-    /// does. Share what must not be copied through an `Arc` inside `S`.
+    /// does. One value for every reconcile: `S` need not be `Clone`.
     pub fn with_state(name: &str, options: Options, state: S) -> Self {
         let _ = NAME.set(name.to_string());
         Self {

@@ -93,7 +93,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         };
         // As written, whether or not the old version can be rendered again (a runtime copy
         // this binary does not hold): the tool's to replace or remove.
-        let recorded = old.generated.contains_key(path);
+        let listed = old.generated.contains_key(path);
         let unedited = match (old.generated.get(path), &ours) {
             (Some(recorded), Some(text)) => *recorded == apply::digest(text),
             _ => false,
@@ -106,7 +106,7 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         let state = State {
             exact,
             unedited,
-            recorded,
+            listed,
         };
         if let Some(outcome) = upgrade_file(&mut tree, path, sides, state)? {
             outcomes.push((path.clone(), outcome));
@@ -178,8 +178,8 @@ struct State {
     exact: bool,
     /// `ours` is what PROJECT says was generated.
     unedited: bool,
-    /// PROJECT records the file as generated.
-    recorded: bool,
+    /// PROJECT lists the file as generated.
+    listed: bool,
 }
 
 /// Upgrades one file. `None` when nothing is to be done.
@@ -193,7 +193,7 @@ fn upgrade_file(
     let State {
         exact,
         unedited,
-        recorded,
+        listed,
     } = state;
     Ok(Some(match (base, ours, theirs) {
         (_, Some(ours), Some(theirs)) if ours == theirs => return Ok(None),
@@ -233,7 +233,7 @@ fn upgrade_file(
             Outcome::Removed
         }
         (Some(_), Some(_), None) => Outcome::KeptEdited,
-        (None, Some(_), None) if recorded => Outcome::KeptEdited,
+        (None, Some(_), None) if listed => Outcome::KeptEdited,
         (Some(_), None, None) | (None, _, None) => return Ok(None),
     }))
 }
