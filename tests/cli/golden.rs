@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use crate::support::{
-    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, assert_golden, empty_dir,
-    kube_scaffold, tool,
+    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, assert_golden, empty_dir, files_at,
+    history, kube_scaffold, tool,
 };
 
 fn create_api(dir: &Path, args: &[&str]) {
@@ -251,17 +251,8 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
 #[test]
 fn released_layouts_keep_their_rust() {
     const FROZEN: &str = "f772c0a";
-    let repo = env!("CARGO_MANIFEST_DIR");
-    let output = std::process::Command::new("git")
-        .args(["-C", repo, "diff", "--stat", FROZEN, "--", "src/layouts"])
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git diff: {}\nhelp: this test reads the freeze from a full clone's history",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let changed = String::from_utf8_lossy(&output.stdout);
+    let changed = history(&["diff", "--stat", FROZEN, "--", "src/layouts"]);
+    let changed = String::from_utf8_lossy(&changed);
     assert!(
         changed.is_empty(),
         "src/layouts changed since {FROZEN}, where it was frozen:\n{changed}"
@@ -279,25 +270,9 @@ fn released_layouts_keep_their_templates() {
         ("v2", "bcfc6c3", "scaffolds/v2"),
     ];
     let repo = env!("CARGO_MANIFEST_DIR");
-    let git = |args: &[&str]| {
-        let output = std::process::Command::new("git")
-            .args(["-C", repo])
-            .args(args)
-            .output()
-            .expect("git runs");
-        assert!(
-            output.status.success(),
-            "git {}: {}\nhelp: this test reads the releases from a full clone's history",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output.stdout
-    };
     for (layout, commit, dir) in RELEASES {
-        let listed = git(&["ls-tree", "-r", "--name-only", commit, dir]);
-        let released: Vec<String> = String::from_utf8(listed)
-            .unwrap()
-            .lines()
+        let released: Vec<String> = files_at(commit, dir)
+            .iter()
             .map(|path| path[dir.len() + 1..].to_string())
             .collect();
         let mut kept = crate::support::tree(&Path::new(repo).join("scaffolds").join(layout));
@@ -309,7 +284,7 @@ fn released_layouts_keep_their_templates() {
             "scaffolds/{layout}'s files"
         );
         for (path, text) in &kept {
-            let shipped = git(&["show", &format!("{commit}:{dir}/{path}")]);
+            let shipped = history(&["show", &format!("{commit}:{dir}/{path}")]);
             assert!(
                 *text == shipped,
                 "scaffolds/{layout}/{path} differs from {commit}'s"

@@ -17,23 +17,6 @@ const CRATES: [&str; 3] = [
     "kube-scaffold-runtime-dylib",
 ];
 
-/// Runs `cargo ARGS` in `dir`, in this repository's target directory; panics with its output
-/// unless it succeeds.
-fn cargo(dir: &Path, args: &[&str]) {
-    let output = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "`cargo {}` failed:\n{}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
 /// Unpacks the `.crate` of `name` from `packages` into `into`; returns its directory and the
 /// sha256 of the `.crate`, as a registry's index records it.
 fn unpack(packages: &Path, name: &str, into: &Path) -> (PathBuf, String) {
@@ -63,7 +46,7 @@ fn a_project_upgraded_by_the_published_tool_builds_on_the_published_runtime() {
         args.extend(["-p", name]);
     }
     args.extend(["--target-dir", package_target.to_str().unwrap()]);
-    cargo(repo, &args);
+    run(repo, "cargo", &args);
     let packages = package_target.join("package");
     let unpacked = work.path().join("unpacked");
     fs::create_dir(&unpacked).unwrap();

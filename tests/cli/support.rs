@@ -318,6 +318,33 @@ pub fn stdout_of(assert: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&assert.get_output().stdout).into_owned()
 }
 
+/// `git ARGS` in this repository: its output. Panics unless it succeeds: the tests that read
+/// releases and earlier builds from the history need a full clone.
+pub fn history(args: &[&str]) -> Vec<u8> {
+    let output = std::process::Command::new("git")
+        .args(["-C", env!("CARGO_MANIFEST_DIR")])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {}: {}\nhelp: this test reads this repository's history: run it in a full clone",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+/// The paths of the files under `dir` at `commit` of this repository.
+pub fn files_at(commit: &str, dir: &str) -> Vec<String> {
+    let listed = history(&["ls-tree", "-r", "--name-only", commit, dir]);
+    String::from_utf8(listed)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
 /// A copy of `tests/<from>` (a golden tree or a fixture) in a new directory named `guestbook`.
 /// Where a generated project holds its copy of the runtime crate.
 pub const RUNTIME_DIR: &str = "kube-scaffold-runtime";

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::{copy_of, kube_scaffold, stderr_of, stdout_of, tree};
+use crate::support::{copy_of, files_at, history, kube_scaffold, stderr_of, stdout_of, tree};
 
 /// A copy of a 0.1.0 project, named `guestbook`.
 pub fn project_of_0_1(case: &str) -> (tempfile::TempDir, PathBuf) {
@@ -365,50 +365,15 @@ fn a_role_written_from_the_users_rules_is_kept_for_make_manifests() {
 /// the project's workspace, its copy with its tests.
 const EARLIER_BUILD: &str = "da1f779";
 
-/// The text of `path` at `commit` of this repository.
-fn at_commit(commit: &str, path: &str) -> Vec<u8> {
-    let output = std::process::Command::new("git")
-        .args(["-C", env!("CARGO_MANIFEST_DIR"), "show"])
-        .arg(format!("{commit}:{path}"))
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git show {commit}:{path}: {}\nhelp: this test reads a full clone's history",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output.stdout
-}
-
-/// The files under `dir` at `commit`.
-fn listed_at(commit: &str, dir: &str) -> Vec<String> {
-    let output = std::process::Command::new("git")
-        .args([
-            "-C",
-            env!("CARGO_MANIFEST_DIR"),
-            "ls-tree",
-            "-r",
-            "--name-only",
-        ])
-        .args([commit, dir])
-        .output()
-        .expect("git runs");
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 /// A project as the earlier build wrote it: its golden tree `create-api`, and the runtime's
 /// copy, which the golden trees leave out, as that build copied it.
 fn project_of_the_earlier_build() -> (tempfile::TempDir, PathBuf) {
     let (tmp, dir) = crate::support::empty_dir("guestbook");
     let golden = "tests/golden/create-api/";
-    let copy = listed_at(EARLIER_BUILD, golden)
+    let copy = files_at(EARLIER_BUILD, golden)
         .into_iter()
         .map(|path| (path[golden.len()..].to_string(), path));
-    let runtime = listed_at(EARLIER_BUILD, "runtime/")
+    let runtime = files_at(EARLIER_BUILD, "runtime/")
         .into_iter()
         .filter(|path| {
             ["runtime/src/", "runtime/dylib/"]
@@ -426,7 +391,7 @@ fn project_of_the_earlier_build() -> (tempfile::TempDir, PathBuf) {
     for (name, path) in copy.chain(runtime) {
         let to = dir.join(&name);
         fs::create_dir_all(to.parent().unwrap()).unwrap();
-        fs::write(to, at_commit(EARLIER_BUILD, &path)).unwrap();
+        fs::write(to, history(&["show", &format!("{EARLIER_BUILD}:{path}")])).unwrap();
     }
     (tmp, dir)
 }
