@@ -47,10 +47,8 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
     let version = env!("CARGO_PKG_VERSION");
     let templates = Templates::load()?;
     // What the project holds: a copy of the runtime crate, or the crate from crates.io.
-    let vendored = old
-        .generated
-        .keys()
-        .any(|path| path.starts_with(&format!("{}/", base::RUNTIME_DIR)));
+    let copy = format!("{}/", base::RUNTIME_DIR);
+    let vendored = old.generated.keys().any(|path| path.starts_with(&copy));
     let runtime = match vendored {
         true => RuntimeSource::Vendored,
         false => RuntimeSource::Registry,
@@ -85,19 +83,18 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         let base_text = base.read(path)?.map(str::to_string);
         let their_text = theirs.read(path)?.map(str::to_string);
         let ours = tree.read(path)?.map(str::to_string);
+        // Whether `text` is what PROJECT says was generated; `None` if it records no digest
+        // or there is no text.
+        let recorded_digest = old.generated.get(path);
+        let as_recorded =
+            |text: &Option<String>| Some(*recorded_digest? == apply::digest(text.as_deref()?));
         // The base is exact when it is what PROJECT says was generated (0.1 recorded only the
         // kinds' own files; the others are trusted, and only ever merged).
-        let exact = match (old.generated.get(path), &base_text) {
-            (Some(recorded), Some(text)) => *recorded == apply::digest(text),
-            _ => true,
-        };
+        let exact = as_recorded(&base_text).unwrap_or(true);
         // As written, whether or not the old version can be rendered again (a runtime copy
         // this binary does not hold): the tool's to replace or remove.
-        let listed = old.generated.contains_key(path);
-        let unedited = match (old.generated.get(path), &ours) {
-            (Some(recorded), Some(text)) => *recorded == apply::digest(text),
-            _ => false,
-        };
+        let unedited = as_recorded(&ours).unwrap_or(false);
+        let listed = recorded_digest.is_some();
         let sides = Sides {
             base: base_text,
             ours,
