@@ -367,6 +367,14 @@ pub fn runtime_copy() -> BTreeMap<String, Vec<u8>> {
     .clone()
 }
 
+/// Whether `name`, a path in the runtime crate, is among what a project's copy is made of:
+/// its manifests, README and sources (not its examples).
+pub fn copied_from_runtime(name: &str) -> bool {
+    ["src/", "dylib/"].iter().any(|dir| name.starts_with(dir))
+        || name == "Cargo.toml"
+        || name == "README.md"
+}
+
 /// Asserts that `copy` (named as in a project) is this repository's `runtime/` crate (its
 /// manifests, README and sources) with nothing changed or added, only lines left out, and
 /// none of its tests: no test module, no stand-in API server, no dev-dependencies.
@@ -374,12 +382,7 @@ pub fn assert_vendored(copy: &BTreeMap<String, Vec<u8>>) {
     let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("runtime");
     let mut expected: Vec<String> = tree(&runtime)
         .into_keys()
-        .filter(|name| {
-            let shipped = ["src/", "dylib/"].iter().any(|dir| name.starts_with(dir))
-                || name == "Cargo.toml"
-                || name == "README.md";
-            shipped && name != "src/webhook/fake.rs"
-        })
+        .filter(|name| copied_from_runtime(name) && name != "src/webhook/fake.rs")
         .map(|name| format!("{RUNTIME_DIR}/{name}"))
         .chain([format!("{RUNTIME_DIR}/")])
         .collect();

@@ -5,7 +5,10 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::support::{copy_of, files_at, history, kube_scaffold, stderr_of, stdout_of, tree};
+use crate::support::{
+    RUNTIME_DIR, copied_from_runtime, copy_of, files_at, history, kube_scaffold, stderr_of,
+    stdout_of, tree,
+};
 
 /// A copy of a 0.1.0 project, named `guestbook`.
 pub fn project_of_0_1(case: &str) -> (tempfile::TempDir, PathBuf) {
@@ -375,19 +378,8 @@ fn project_of_the_earlier_build() -> (tempfile::TempDir, PathBuf) {
         .map(|path| (path[golden.len()..].to_string(), path));
     let runtime = files_at(EARLIER_BUILD, "runtime/")
         .into_iter()
-        .filter(|path| {
-            ["runtime/src/", "runtime/dylib/"]
-                .iter()
-                .any(|dir| path.starts_with(dir))
-                || path == "runtime/Cargo.toml"
-                || path == "runtime/README.md"
-        })
-        .map(|path| {
-            (
-                format!("kube-scaffold-runtime/{}", &path["runtime/".len()..]),
-                path,
-            )
-        });
+        .filter(|path| copied_from_runtime(&path["runtime/".len()..]))
+        .map(|path| (format!("{RUNTIME_DIR}/{}", &path["runtime/".len()..]), path));
     for (name, path) in copy.chain(runtime) {
         let to = dir.join(&name);
         fs::create_dir_all(to.parent().unwrap()).unwrap();
