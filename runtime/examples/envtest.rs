@@ -7,6 +7,8 @@
 //! cargo run --release -p kube-scaffold-runtime --features envtest --example envtest
 //! ```
 //!
+//! Its arguments go to kube-apiserver, e.g. `--feature-gates=ShardedListAndWatch=true`.
+//!
 //! (No `[[example]]` with `required-features` in Cargo.toml: generated projects hold a copy of
 //! that manifest without this directory.)
 
@@ -15,7 +17,8 @@
 async fn main() -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
 
-    let environment = kube_scaffold_runtime::envtest::Environment::start().await?;
+    let flags: Vec<String> = std::env::args().skip(1).collect();
+    let environment = kube_scaffold_runtime::envtest::Environment::start_with(&flags).await?;
     println!("{}", environment.dir.join("kubeconfig").display());
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;

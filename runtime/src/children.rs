@@ -163,9 +163,19 @@ fn watch<O: Owner, K: Child<O>, S>(controller: Controller<O>, ctx: &Context<S>) 
     };
     let config = watcher::Config::default().labels(&selector);
     let writes = ctx.writes.clone();
+    #[cfg(feature = "sharding")]
+    let shard = ctx.shard.clone();
     let changed = watcher(children, config)
         .touched_objects()
-        .try_filter(move |child| future::ready(!writes.is_echo::<O, _>(child)));
+        .try_filter(move |child| {
+            let echo = writes.is_echo::<O, _>(child);
+            #[cfg(feature = "sharding")]
+            let ours = (shard.as_ref())
+                .is_none_or(|shard| crate::sharding::server::serves_owner_of(shard, child));
+            #[cfg(not(feature = "sharding"))]
+            let ours = true;
+            future::ready(!echo && ours)
+        });
     controller.owns_stream(changed)
 }
 

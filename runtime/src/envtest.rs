@@ -47,6 +47,12 @@ impl Environment {
     /// Starts etcd and kube-apiserver from `KUBEBUILDER_ASSETS`; ready once the API server
     /// serves the `default` namespace.
     pub async fn start() -> anyhow::Result<Self> {
+        Self::start_with(&[]).await
+    }
+
+    /// [`Environment::start`], with more flags for kube-apiserver, e.g.
+    /// `--feature-gates=ShardedListAndWatch=true`.
+    pub async fn start_with(apiserver_flags: &[String]) -> anyhow::Result<Self> {
         let assets = assets()?;
         let name = format!("{}-envtest-{}", crate::manager::name(), std::process::id());
         let dir = std::env::temp_dir().join(name);
@@ -117,7 +123,10 @@ impl Environment {
                     file("service-account.key")
                 ),
                 "--service-cluster-ip-range=10.0.0.0/24".into(),
-            ],
+            ]
+            .into_iter()
+            .chain(apiserver_flags.iter().cloned())
+            .collect::<Vec<_>>(),
         )?;
 
         let kubeconfig = format!(

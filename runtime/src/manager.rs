@@ -155,6 +155,11 @@ pub struct Options {
         default_missing_value = "true"
     )]
     pub sharding: bool,
+    /// With --sharding: how the replicas divide the objects; `server` needs Kubernetes 1.36+
+    /// with the feature gate ShardedListAndWatch (docs/scaling.md).
+    #[cfg(feature = "sharding")]
+    #[arg(long, env = "SHARDING_MODE", value_enum, default_value_t)]
+    pub sharding_mode: crate::sharding::Mode,
     /// With --sharding: this replica's shard, the pod's name [default: the host's name and a
     /// random suffix].
     #[arg(long, env = "POD_NAME")]
@@ -408,8 +413,9 @@ impl<S: Send + Sync + 'static> Manager<S> {
                     "--sharding needs the Leases' namespace: set POD_NAMESPACE or --leader-election-namespace",
                 )?;
                 let name = shard_name(options.shard_name.as_deref());
+                let mode = options.sharding_mode;
                 let replica =
-                    crate::sharding::replica::Replica::new(&name, namespace, &lease, timing)?;
+                    crate::sharding::replica::Replica::new(&name, namespace, &lease, timing, mode)?;
                 Some(replica)
             }
             false => None,

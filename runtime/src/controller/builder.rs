@@ -25,16 +25,19 @@
 //! last-applied copy). Owned kinds are watched by metadata only, and only the objects this
 //! manager labelled (`children::meta`).
 
+use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures::future::BoxFuture;
-use futures::{FutureExt, StreamExt};
+use futures::future::{self, BoxFuture};
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt, TryStreamExt, stream};
 use kube::Resource;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::reflector::{self, ObjectRef};
-use kube::runtime::{Predicate, PredicateConfig, WatchStreamExt, predicates, watcher};
+use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use tracing::{debug, info, warn};
 
 use super::{Context, Error, Result, Scoped, observe, report_synced};
@@ -146,15 +149,53 @@ where
             concurrency,
             resync,
         } = self;
-        let api = ctx.api::<K>();
         let config = sharded(config, &ctx);
         let (cache, writer) = reflector::store();
-        let objects = watcher(api, config)
-            .default_backoff()
+        let (events, listed) = events::<K, S>(&ctx, config);
+        let mut changed = Changed::default();
+        let listed_cache = cache.clone();
+        let selection = listed.as_ref().map(|(listed, _)| listed.clone());
+        let mut selected = None;
+        let metrics = ctx.metrics.clone();
+        // Whether the first list ended, and with it the cache's wait.
+        let whole = Arc::new(AtomicBool::new(false));
+        let first = whole.clone();
+        let objects = events
             .modify(slim)
             .reflect(writer)
-            .applied_objects()
-            .predicate_filter(changes, PredicateConfig::default());
+            .inspect_ok(move |event| {
+                if let watcher::Event::InitDone = event {
+                    first.store(true, Ordering::Release);
+                    if let Some((listed, synced)) = &listed {
+                        synced.store(listed.load(Ordering::Acquire), Ordering::Release);
+                    }
+                }
+            })
+            .map_ok(move |event| {
+                let done = matches!(event, watcher::Event::InitDone);
+                let (one, list) = changed.admit(event);
+                // The server-side mode: the list of a new selection no longer has the objects
+                // that moved to other shards.
+                let generation = selection.as_ref().map(|g| g.load(Ordering::Acquire));
+                if let (true, Some(generation)) = (done, generation) {
+                    let before = selected.replace(generation);
+                    if before.is_some_and(|b| b != generation) && changed.left > 0 {
+                        metrics.released(name, changed.left as u64);
+                        info!(
+                            controller = name,
+                            objects = changed.left,
+                            "released to other shards"
+                        );
+                    }
+                }
+                // A list's objects, from the cache it has just filled, one at a time.
+                let cache = listed_cache.clone();
+                let list = stream::iter(list).filter_map(move |key| {
+                    future::ready(cache.get(&key).map(|obj| Ok(K::clone(&obj))))
+                });
+                stream::iter(one.map(Ok)).chain(list)
+            })
+            .try_flatten();
         let settings = controller::Config::default().concurrency(concurrency);
         let mut controller = Controller::for_stream(objects, cache)
             .with_config(settings)
@@ -170,13 +211,21 @@ where
         let sharder = std::future::pending::<()>();
         let reconcile = move |obj: Arc<K>, ctx: Arc<Context<S>>| {
             let reconcile = reconcile.clone();
+            // Counted from the controller's read of its cache on (server-side sharding).
+            #[cfg(feature = "sharding")]
+            let reconciling = ctx
+                .shard
+                .as_ref()
+                .and_then(|shard| crate::sharding::server::reconciling(shard, &*obj));
             async move {
+                #[cfg(feature = "sharding")]
+                let _reconciling = reconciling;
                 // The sharder asked this replica to give the object up: that is this
                 // reconcile, in the object's slot, after any reconcile of it that ran.
                 #[cfg(feature = "sharding")]
                 if let Some(shard) = ctx.shard.as_ref().filter(|shard| shard.draining(&*obj)) {
                     if shard.release(&ctx, &*obj).await? {
-                        ctx.metrics.released(name);
+                        ctx.metrics.released(name, 1);
                         let object = obj.meta().name.as_deref().unwrap_or_default();
                         info!(controller = name, object, "released to another shard");
                     }
@@ -184,6 +233,16 @@ where
                 }
                 let action = observe(name, obj, ctx, reconcile).await?;
                 Ok::<_, Error>(resynced(action, resync))
+            }
+        };
+        // kube's runner holds the reconciles until the cache is whole, and the shutdown stops
+        // the reading of the list that would make it so: a shutdown before the first list
+        // ended would leave the controller waiting for ever. Nothing ran yet: stop at once.
+        let shutdown = ctx.shutdown.clone();
+        let unsynced = async move {
+            shutdown.cancelled().await;
+            if whole.load(Ordering::Acquire) {
+                std::future::pending::<()>().await;
             }
         };
         let controller = controller
@@ -205,8 +264,124 @@ where
         tokio::select! {
             () = controller => {}
             () = sharder => {}
+            () = unsynced => info!(controller = name, "stopped before its first list ended"),
         }
         info!(controller = name, "controller stopped");
+    }
+}
+
+/// The generation counters of a server-side sharded watch: the selection its last list used,
+/// and the one the cache was last replaced with.
+type Listed = Option<(Arc<AtomicU64>, Arc<AtomicU64>)>;
+
+/// The watch events of the controller's objects under `config`: the API server's selection of
+/// this shard's objects in the server-side mode (listed again at each change of it), else one
+/// watch.
+fn events<K, S>(
+    ctx: &Context<S>,
+    config: watcher::Config,
+) -> (
+    BoxStream<'static, watcher::Result<watcher::Event<K>>>,
+    Listed,
+)
+where
+    K: Owner,
+    K::Scope: Scoped,
+{
+    #[cfg(feature = "sharding")]
+    if let Some(shard) = ctx
+        .shard
+        .as_ref()
+        .filter(|shard| shard.mode == crate::sharding::Mode::Server)
+    {
+        let (events, listed, synced) = crate::sharding::server::watch::<K, S>(ctx, shard, config);
+        return (events, Some((listed, synced)));
+    }
+    (
+        watcher(ctx.api::<K>(), config).default_backoff().boxed(),
+        None,
+    )
+}
+
+/// Which objects of a controller's watch events are worth a reconcile: new to the cache, or
+/// changed by [`changes`] since the cache last had them. kube's `predicate_filter` does this
+/// too, but remembers an object for an hour after it left the cache: an object that left this
+/// shard and came back unchanged would not be reconciled again. This one forgets what a new
+/// list no longer has. And it names a list's objects only once the list is whole: the cache
+/// takes them then, and a reconcile scheduled before would not find its object. Hand-written.
+struct Changed<K: Resource> {
+    /// Per object (`namespace/name`): the hash of its UID and of what [`changes`] reads.
+    seen: HashMap<String, u64>,
+    /// During a list: what it has shown so far.
+    listing: Option<HashMap<String, u64>>,
+    /// During a list: its objects worth a reconcile.
+    pending: Vec<ObjectRef<K>>,
+    /// How many objects the last list no longer had.
+    left: usize,
+    hasher: RandomState,
+}
+
+impl<K: Resource> Default for Changed<K> {
+    fn default() -> Self {
+        Self {
+            seen: HashMap::new(),
+            listing: None,
+            pending: Vec::new(),
+            left: 0,
+            hasher: RandomState::new(),
+        }
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> Changed<K> {
+    /// The object of `event` if a reconcile should see it, and at the end of a list, those of
+    /// the list that it should.
+    fn admit(&mut self, event: watcher::Event<K>) -> (Option<K>, Vec<ObjectRef<K>>) {
+        let key = |obj: &K| {
+            let meta = obj.meta();
+            let namespace = meta.namespace.as_deref().unwrap_or_default();
+            format!("{namespace}/{}", meta.name.as_deref().unwrap_or_default())
+        };
+        let hasher = &self.hasher;
+        let hash = |obj: &K| {
+            let uid = obj.meta().uid.as_deref().unwrap_or_default();
+            hasher.hash_one((uid, changes(obj)))
+        };
+        match event {
+            watcher::Event::Init => {
+                self.listing = Some(HashMap::new());
+                self.pending.clear();
+                (None, Vec::new())
+            }
+            watcher::Event::InitApply(obj) => {
+                let (key, hash) = (key(&obj), hash(&obj));
+                let new = self.seen.get(&key) != Some(&hash);
+                self.listing.get_or_insert_default().insert(key, hash);
+                if new {
+                    self.pending.push(ObjectRef::from_obj(&obj));
+                }
+                (None, Vec::new())
+            }
+            watcher::Event::InitDone => {
+                let listed = self.listing.take().unwrap_or_default();
+                self.left = self
+                    .seen
+                    .keys()
+                    .filter(|k| !listed.contains_key(*k))
+                    .count();
+                self.seen = listed;
+                (None, std::mem::take(&mut self.pending))
+            }
+            watcher::Event::Apply(obj) => {
+                let hash = hash(&obj);
+                let new = self.seen.insert(key(&obj), hash) != Some(hash);
+                (new.then_some(obj), Vec::new())
+            }
+            watcher::Event::Delete(obj) => {
+                self.seen.remove(&key(&obj));
+                (None, Vec::new())
+            }
+        }
     }
 }
 
@@ -279,6 +454,65 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_lists_objects_are_named_once_it_is_whole_and_one_that_left_is_forgotten() {
+        let map = |name: &str, data: &str| {
+            let mut obj = ConfigMap::default();
+            obj.metadata.name = Some(name.into());
+            obj.metadata.namespace = Some("default".into());
+            obj.metadata.uid = Some(format!("uid-{name}"));
+            obj.data = Some(BTreeMap::from([("k".to_string(), data.to_string())]));
+            obj
+        };
+        let names = |(one, listed): (Option<ConfigMap>, Vec<ObjectRef<ConfigMap>>)| {
+            let one = one.into_iter().map(|o| o.metadata.name.unwrap());
+            one.chain(listed.into_iter().map(|r| r.name))
+                .collect::<Vec<_>>()
+        };
+        let mut changed = Changed::default();
+        let admit = |changed: &mut Changed<ConfigMap>, event| names(changed.admit(event));
+        let (a, b) = (map("a", "1"), map("b", "1"));
+        assert!(admit(&mut changed, watcher::Event::Init).is_empty());
+        assert!(admit(&mut changed, watcher::Event::InitApply(a.clone())).is_empty());
+        assert!(admit(&mut changed, watcher::Event::InitApply(b.clone())).is_empty());
+        assert_eq!(admit(&mut changed, watcher::Event::InitDone), ["a", "b"]);
+        assert!(
+            admit(&mut changed, watcher::Event::Apply(a.clone())).is_empty(),
+            "unchanged"
+        );
+        // A resource version alone is a change for a kind without a generation.
+        let mut a2 = a.clone();
+        a2.metadata.resource_version = Some("2".into());
+        assert_eq!(
+            admit(&mut changed, watcher::Event::Apply(a2.clone())),
+            ["a"]
+        );
+        // A list without b (it left this shard), then one with it again, unchanged.
+        for event in [watcher::Event::Init, watcher::Event::InitApply(a2.clone())] {
+            assert!(admit(&mut changed, event).is_empty());
+        }
+        assert!(
+            admit(&mut changed, watcher::Event::InitDone).is_empty(),
+            "a did not change"
+        );
+        assert_eq!(changed.left, 1, "b left");
+        for event in [watcher::Event::Init, watcher::Event::InitApply(a2)] {
+            assert!(admit(&mut changed, event).is_empty());
+        }
+        assert!(admit(&mut changed, watcher::Event::InitApply(b)).is_empty());
+        assert_eq!(
+            admit(&mut changed, watcher::Event::InitDone),
+            ["b"],
+            "b came back"
+        );
+        assert_eq!(changed.left, 0);
+        // Deleted and made again under the same name: a new UID.
+        assert!(admit(&mut changed, watcher::Event::Delete(a.clone())).is_empty());
+        let mut again = a;
+        again.metadata.uid = Some("uid-a-again".into());
+        assert_eq!(admit(&mut changed, watcher::Event::Apply(again)), ["a"]);
+    }
+
+    #[test]
     fn a_cached_object_keeps_neither_field_managers_nor_the_last_applied_copy() {
         let mut obj = ConfigMap::default();
         obj.metadata.name = Some("big".into());
@@ -321,5 +555,21 @@ mod tests {
         assert_eq!(resynced(asked.clone(), Some(period)), asked);
         let off = resynced(Action::await_change(), None);
         assert_eq!(off, Action::await_change());
+    }
+
+    #[tokio::test]
+    async fn a_shutdown_before_the_first_list_ended_stops_the_controller_at_once() {
+        use kube::client::{Body, Client};
+        let (service, mut handle) =
+            tower_test::mock::pair::<http::Request<Body>, http::Response<Body>>();
+        let ctx = Arc::new(Context::new(Client::new(service, "default")));
+        let reconcile = |_: Arc<ConfigMap>, _: Arc<Context>| async { Ok(Action::await_change()) };
+        let run = tokio::spawn(Builder::new("configmap").run(ctx.clone(), reconcile));
+        // The first list is sent, and left unanswered.
+        let (list, _answer) = handle.next_request().await.expect("the controller lists");
+        assert!(list.uri().path().ends_with("/configmaps"), "{}", list.uri());
+        ctx.shutdown.cancel();
+        let stopped = tokio::time::timeout(Duration::from_secs(5), run).await;
+        stopped.expect("the controller stopped").unwrap();
     }
 }

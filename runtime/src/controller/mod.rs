@@ -108,11 +108,12 @@ impl<S> Context<S> {
         }
     }
 
-    /// The label selector of this replica's shard's objects, when the manager is sharded.
+    /// The label selector of this replica's shard's objects, when the manager is sharded by
+    /// labels.
     pub fn shard_selector(&self) -> Option<String> {
         #[cfg(feature = "sharding")]
         if let Some(shard) = &self.shard {
-            return Some(shard.selector());
+            return (shard.mode == crate::sharding::Mode::Labels).then(|| shard.selector());
         }
         None
     }
@@ -245,9 +246,10 @@ pub type Start<S = ()> = fn(Arc<Context<S>>) -> BoxFuture<'static, ()>;
 /// manager, not the kubelet's SIGKILL, ends them, and still releases its lease.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
 
-/// Runs the controllers `starts` until they stop, or until `grace` after a shutdown: a
-/// controller whose cache never synced (its CRD missing, its list forbidden) waits for it
-/// without end, even after a shutdown, so it is stopped then, with an error.
+/// Runs the controllers `starts` until they stop, or until `grace` after a shutdown: one that
+/// has not stopped by then is stopped, with an error. A [`Builder`]'s controller stops at once
+/// if its cache never synced (its CRD missing, its list forbidden); one of your own on kube's
+/// `Controller` waits for it without end, even after a shutdown.
 pub async fn supervise<S>(
     ctx: Arc<Context<S>>,
     starts: &[Start<S>],

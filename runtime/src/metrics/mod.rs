@@ -359,11 +359,11 @@ impl Metrics {
             .set(objects);
     }
 
-    /// Counts one object this replica gave up to another shard.
-    pub fn released(&self, controller: &str) {
+    /// Counts `objects` this replica gave up to other shards.
+    pub fn released(&self, controller: &str, objects: u64) {
         self.shard_released
             .get_or_create(&controller_labels(controller))
-            .inc();
+            .inc_by(objects);
     }
 
     /// Counts one object the sharder labelled, for `reason` (`new`, `drain`, `dead`).

@@ -17,6 +17,7 @@
 
 pub(crate) mod replica;
 pub mod ring;
+pub(crate) mod server;
 pub(crate) mod sharder;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,19 @@ pub const RING_LABEL: &str = "sharding.kube-scaffold.io/ring";
 /// The label of a shard's Lease that names the shard.
 pub const SHARD_LABEL: &str = "sharding.kube-scaffold.io/shard";
 
+/// How the replicas divide the objects (`--sharding-mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// The sharder labels each object with its shard, and each replica watches its label:
+    /// works on every Kubernetes version.
+    #[default]
+    Labels,
+    /// The API server filters each replica's watch by the hash of the objects' UIDs
+    /// (`shardSelector`, Kubernetes 1.36+ with the feature gate `ShardedListAndWatch`): no
+    /// label is written.
+    Server,
+}
+
 /// This replica as a shard of the project's ring.
 #[derive(Debug)]
 pub struct Shard {
@@ -46,6 +60,10 @@ pub struct Shard {
     pub(crate) leading: watch::Receiver<bool>,
     /// The live shards, as the sharder last saw their Leases (while it leads).
     pub(crate) members: watch::Receiver<ring::Ring>,
+    /// How the replicas divide the objects.
+    pub mode: Mode,
+    /// In the server-side mode: what this shard serves.
+    pub(crate) serving: server::Serving,
 }
 
 impl Shard {
@@ -55,6 +73,7 @@ impl Shard {
         ring: &str,
         leading: watch::Receiver<bool>,
         members: watch::Receiver<ring::Ring>,
+        mode: Mode,
     ) -> Self {
         Self {
             name: name.to_string(),
@@ -62,6 +81,8 @@ impl Shard {
             keys: (label(ring), format!("drain.kube-scaffold.io/{ring}")),
             leading,
             members,
+            mode,
+            serving: server::Serving::default(),
         }
     }
 

@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use tracing::info;
 
 use super::ring::Ring;
-use super::{Shard, check_name, sharder};
+use super::{Mode, Shard, check_name, server, sharder};
 use crate::controller::{self, Context, Start};
 use crate::leader::{Elector, Timing};
 
@@ -32,6 +32,7 @@ impl Replica {
         namespace: &str,
         leader: &str,
         timing: Timing,
+        mode: Mode,
     ) -> anyhow::Result<Self> {
         check_name(name)
             .map_err(anyhow::Error::msg)
@@ -39,7 +40,7 @@ impl Replica {
         let (leading, leading_rx) = watch::channel(false);
         let (members, members_rx) = watch::channel(Ring::default());
         let ring = crate::manager::name();
-        let shard = Arc::new(Shard::new(name, ring, leading_rx, members_rx));
+        let shard = Arc::new(Shard::new(name, ring, leading_rx, members_rx, mode));
         Ok(Self {
             shard,
             leading,
@@ -69,6 +70,9 @@ impl Replica {
         let identity = crate::manager::identity();
         let shard = self.shard.clone();
         let client = ctx.client.clone();
+        if shard.mode == Mode::Server {
+            server::check_server(&client, namespace).await?;
+        }
         let mut member = Elector::new(client.clone(), namespace, &shard.lease(), &identity, timing)
             .labelled(shard.lease_labels());
         ctx.health.standby(timing.lease_duration);
@@ -81,6 +85,17 @@ impl Replica {
         let outcome = {
             let controllers =
                 controller::supervise(ctx.clone(), controllers, controller::SHUTDOWN_GRACE);
+            // The server-side mode: the ring record followed, and published while leading.
+            let (records, records_rx) = watch::channel(None);
+            let follow = async {
+                match shard.mode {
+                    Mode::Server => {
+                        let namespace = namespace.to_string();
+                        server::follow(ctx.clone(), shard.clone(), namespace, records).await
+                    }
+                    Mode::Labels => std::future::pending().await,
+                }
+            };
             let lead = async {
                 sharder.acquire(&ctx.health).await;
                 ctx.metrics.set_leading(leader, true);
@@ -92,13 +107,26 @@ impl Replica {
                     timing,
                     &self.members,
                 );
+                let publish = async {
+                    match shard.mode {
+                        Mode::Server => {
+                            let (namespace, live) =
+                                (namespace.to_string(), self.members.subscribe());
+                            server::publish(ctx.clone(), shard.clone(), namespace, live, records_rx)
+                                .await
+                        }
+                        Mode::Labels => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     lost = sharder.keep() => lost,
                     () = members => unreachable!("the members are kept for ever"),
+                    () = publish => unreachable!("the ring is published for ever"),
                 }
             };
             tokio::select! {
                 outcome = controllers => outcome,
+                () = follow => unreachable!("the ring is followed for ever"),
                 lost = member.keep() => {
                     ctx.health.fail(lost.to_string());
                     Err(anyhow::anyhow!("the shard's lease: {lost}: stopping, so that no other replica reconciles its objects at once"))

@@ -198,7 +198,14 @@ where
             tokio::time::sleep(COUNT_EVERY).await;
         }
     };
-    tokio::join!(assign::<K, S>(ctx.clone(), shard, controller), counting);
+    // In the server-side mode nothing is labelled: the API server selects.
+    let assigning = async {
+        match shard.mode {
+            super::Mode::Labels => assign::<K, S>(ctx.clone(), shard, controller).await,
+            super::Mode::Server => std::future::pending().await,
+        }
+    };
+    tokio::join!(assigning, counting);
 }
 
 /// Places every object of `K` on the ring while this replica leads (for ever after it starts
