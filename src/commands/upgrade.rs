@@ -79,8 +79,17 @@ pub fn run(root: &Path, args: UpgradeArgs) -> anyhow::Result<()> {
         .map(|(path, _)| path.to_string())
         .chain(old.generated.keys().cloned())
         .collect();
+    // A project of this layout lists every file it was given: a file today's render of it
+    // has and PROJECT does not list came after it (a project of an earlier build of this
+    // version, which today's templates render as the base): new to it, not deleted from it.
+    let lists_every_file = old.layout == project::LAYOUT && !old.generated.is_empty();
     for path in &paths {
-        let base_text = base.read(path)?.map(str::to_string);
+        let never_given =
+            lists_every_file && path != project::FILE && !old.generated.contains_key(path.as_str());
+        let base_text = match never_given {
+            true => None,
+            false => base.read(path)?.map(str::to_string),
+        };
         let their_text = theirs.read(path)?.map(str::to_string);
         let ours = tree.read(path)?.map(str::to_string);
         // Whether `text` is what PROJECT says was generated; `None` if it records no digest
