@@ -530,7 +530,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
             ("SMOKE_EXTERNAL", "acid.zalan.do/v1/postgresqls"),
         ],
     ));
-    assert_eq!(checks.matches("ok: ").count(), 18, "{checks}");
+    assert_eq!(checks.matches("ok: ").count(), 19, "{checks}");
     // Twelve kinds, the four kinds Site and Memcached own, and the controllers of Deployments,
     // Certificates, Backups and postgresqls.
     assert!(

@@ -26,10 +26,15 @@ pub mod api;
 pub mod controller;
 // +kube-scaffold:scaffold:modules
 
+/// What the controllers share beyond the API client, read as `ctx.state` in a reconcile: a
+/// client of an outside service, settings from your own flags. Make it a type of yours, and
+/// give its value to `Manager::with_state` below.
+pub type State = ();
+
 /// The manager of this operator, as kubebuilder's `main.go` sets it up: every kind, webhook
 /// and controller of the project. `main.rs` runs it; the integration tests too.
-pub fn manager(options: Options) -> Manager {
-    Manager::new(env!("CARGO_PKG_NAME"), options)
+pub fn manager(options: Options) -> Manager<State> {
+    Manager::with_state(env!("CARGO_PKG_NAME"), options, ())
         .resources(api::resources(), api::external_resources())
         // +kube-scaffold:scaffold:manager
         .controllers(controller::CONTROLLERS)

@@ -23,10 +23,11 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
 use kube_scaffold_runtime::conditions;
-use kube_scaffold_runtime::controller::{Builder, Context, Error, Result, rule};
+use kube_scaffold_runtime::controller::{Builder, Error, Result, rule};
 use tracing::instrument;
 
 use crate::api::webapp::v1 as webappv1;
+use crate::controller::Context;
 
 /// The kind this controller reconciles.
 pub type Object = webappv1::Guestbook;
@@ -126,7 +127,7 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 #[cfg(test)]
 mod tests {
     use kube_scaffold_runtime::controller::observe;
-    use kube_scaffold_runtime::testing::mock::{self, ApiServer};
+    use kube_scaffold_runtime::testing::mock::ApiServer;
     use serde_json::Value;
 
     use super::*;
@@ -155,7 +156,7 @@ mod tests {
 
     /// A fake API server holding `obj`, and a context that talks to it.
     fn serving(obj: &Object) -> (Arc<Context>, ApiServer) {
-        let (ctx, server) = mock::context();
+        let (ctx, server) = crate::controller::mocked();
         server.insert(&path(), obj);
         (ctx, server)
     }

@@ -10,10 +10,11 @@ use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{self, finalizer};
 use kube::{Resource, ResourceExt};
 use kube_scaffold_runtime::conditions;
-use kube_scaffold_runtime::controller::{Builder, Context, Error, Result, rule};
+use kube_scaffold_runtime::controller::{Builder, Error, Result, rule};
 use tracing::{info, instrument};
 
 use crate::api::webapp::v1 as webappv1;
+use crate::controller::Context;
 
 /// The kind this controller reconciles.
 pub type Object = webappv1::Config;
@@ -123,7 +124,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
     use kube_scaffold_runtime::controller::observe;
-    use kube_scaffold_runtime::testing::mock::{self, ApiServer};
+    use kube_scaffold_runtime::testing::mock::ApiServer;
     use serde_json::{Value, json};
 
     use super::*;
@@ -153,7 +154,7 @@ mod tests {
 
     /// A fake API server holding `obj`, and a context that talks to it.
     fn serving(obj: &Object) -> (Arc<Context>, ApiServer) {
-        let (ctx, server) = mock::context();
+        let (ctx, server) = crate::controller::mocked();
         server.insert(&path(), obj);
         (ctx, server)
     }

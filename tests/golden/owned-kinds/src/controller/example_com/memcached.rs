@@ -10,10 +10,11 @@ use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
 use kube_scaffold_runtime::children::{self, Applied, Child, Owned};
 use kube_scaffold_runtime::conditions;
-use kube_scaffold_runtime::controller::{Builder, Context, Error, Result, rule};
+use kube_scaffold_runtime::controller::{Builder, Error, Result, rule};
 use tracing::instrument;
 
 use crate::api::example_com::v1alpha1 as example_comv1alpha1;
+use crate::controller::Context;
 
 // The kinds a `Memcached` owns, and what builds them.
 use k8s_openapi::api::apps::v1::Deployment;
@@ -45,7 +46,7 @@ const CONDITIONS: &[&str] = &[
 ];
 /// The kinds a `Memcached` owns, each built by its `Child` impl below: the controller watches
 /// them, applies them and reports them in the status (`kube_scaffold_runtime::children`).
-const OWNED: &[Owned<Object>] = &[
+const OWNED: &[Owned<Object, crate::State>] = &[
     Owned::of::<Deployment>(),
     // More: a `Child` impl for the kind below, and `Owned::of::<Kind>()` here.
 ];
@@ -246,7 +247,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
     use kube_scaffold_runtime::controller::observe;
-    use kube_scaffold_runtime::testing::mock::{self, ApiServer};
+    use kube_scaffold_runtime::testing::mock::ApiServer;
     use serde_json::{Value, json};
 
     use super::*;
@@ -275,7 +276,7 @@ mod tests {
 
     /// A fake API server holding `obj`, and a context that talks to it.
     fn serving(obj: &Object) -> (Arc<Context>, ApiServer) {
-        let (ctx, server) = mock::context();
+        let (ctx, server) = crate::controller::mocked();
         server.insert(&path(), obj);
         (ctx, server)
     }

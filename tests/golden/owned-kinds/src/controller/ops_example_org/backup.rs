@@ -7,8 +7,10 @@ use futures::future::BoxFuture;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::runtime::controller::Action;
 use kube::{Resource, ResourceExt};
-use kube_scaffold_runtime::controller::{Builder, Context, Result, rule};
+use kube_scaffold_runtime::controller::{Builder, Result, rule};
 use tracing::instrument;
+
+use crate::controller::Context;
 
 /// The kind this controller reconciles.
 pub use crate::api::ops_example_org::v1::Backup as Object;
@@ -47,7 +49,7 @@ pub fn rbac_rules() -> Vec<PolicyRule> {
 #[cfg(test)]
 mod tests {
     use kube_scaffold_runtime::controller::observe;
-    use kube_scaffold_runtime::testing::{self, mock};
+    use kube_scaffold_runtime::testing;
 
     use super::*;
 
@@ -59,7 +61,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_object_is_reconciled_without_writing_to_it() {
-        let (ctx, server) = mock::context();
+        let (ctx, server) = crate::controller::mocked();
         let path = format!("{}/test", Object::url_path(&(), Some("default")));
         server.insert(&path, &object());
         let before = server.get(&path);

@@ -10,10 +10,11 @@ use kube::runtime::events::EventType;
 use kube::{Resource, ResourceExt};
 use kube_scaffold_runtime::children::{self, Applied, Child, Owned};
 use kube_scaffold_runtime::conditions;
-use kube_scaffold_runtime::controller::{Builder, Context, Error, Result, rule};
+use kube_scaffold_runtime::controller::{Builder, Error, Result, rule};
 use tracing::instrument;
 
 use crate::api::webapp::v1 as webappv1;
+use crate::controller::Context;
 
 // The kinds a `Site` owns, and what builds them.
 use crate::api::webapp::v1::Guestbook;
@@ -48,7 +49,7 @@ const CONDITIONS: &[&str] = &[
 ];
 /// The kinds a `Site` owns, each built by its `Child` impl below: the controller watches
 /// them, applies them and reports them in the status (`kube_scaffold_runtime::children`).
-const OWNED: &[Owned<Object>] = &[
+const OWNED: &[Owned<Object, crate::State>] = &[
     Owned::of::<Deployment>(),
     Owned::of::<ConfigMap>(),
     Owned::of::<Guestbook>(),
@@ -283,7 +284,7 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
     use k8s_openapi::jiff::Timestamp;
     use kube_scaffold_runtime::controller::observe;
-    use kube_scaffold_runtime::testing::mock::{self, ApiServer};
+    use kube_scaffold_runtime::testing::mock::ApiServer;
     use serde_json::{Value, json};
 
     use super::*;
@@ -312,7 +313,7 @@ mod tests {
 
     /// A fake API server holding `obj`, and a context that talks to it.
     fn serving(obj: &Object) -> (Arc<Context>, ApiServer) {
-        let (ctx, server) = mock::context();
+        let (ctx, server) = crate::controller::mocked();
         server.insert(&path(), obj);
         (ctx, server)
     }
