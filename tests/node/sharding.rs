@@ -2,34 +2,41 @@
 //! their share of the Guestbooks, placed as the ring of the live pods says; the leader's pod
 //! deleted, its objects reconciled again by the others (the test prints how long that took),
 //! and its replacement takes a share; scaled 3 -> 5 -> 2 with objects created during each
-//! handover, each reconciled by its replica; `make undeploy` leaves nothing.
+//! handover, each reconciled by its replica; `make undeploy` leaves nothing. Then the same pods
+//! in the server-side mode, which the node's API server has the feature gate for.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
-use kube_scaffold_runtime::sharding::ring::Ring;
+use kube_scaffold_runtime::sharding::ring::{Ring, uid_position};
 use serde_json::Value;
 
 use crate::deploy::{self, manager_uids, pods};
-use crate::project::{Project, turn};
-use crate::ship::{DEPLOYMENT, NAMESPACE, ship};
+use crate::project::{Project, edit, sharder_saw, turn};
+use crate::ship::{DEPLOYMENT, NAMESPACE, Ship, ship};
 
 const GROUP: &str = "webapp.node.example";
 const LABEL: &str = "shard.kube-scaffold.io/ship";
+/// The manager's argument that `edit --sharding` adds, as config/manager/manager.yaml has it.
+const SHARDING_ARG: &str = "        - --sharding\n";
+/// The line a user adds after it for the server-side mode, as the generated README says.
+const SERVER_MODE_ARG: &str = "        - --sharding-mode=server\n";
 
 /// Turns the ship's sharding off again when the scenario ends, however it ends, so that the
 /// other scenarios deploy it as they expect (its image has the runtime's `sharding` feature,
-/// which `edit --sharding=false` leaves on: `ship`).
+/// which `edit --sharding=false` leaves on: `ship`); the server-side mode's line goes first.
 struct Unsharded<'a>(&'a Project);
 
 impl Drop for Unsharded<'_> {
     fn drop(&mut self) {
+        let manager = self.0.dir.join("config/manager/manager.yaml");
+        if let Ok(text) = std::fs::read_to_string(&manager) {
+            std::fs::write(&manager, text.replace(SERVER_MODE_ARG, "")).unwrap();
+        }
         self.0.scaffold(&["edit", "--sharding=false"]);
     }
 }
 
-// It prints what it measured (`cargo test -- --nocapture` shows it).
-#[allow(clippy::print_stderr)]
 #[test]
 fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
     let _turn = turn();
@@ -39,6 +46,14 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
     let _unsharded = Unsharded(project);
     ship.deploy();
     assert_eq!(pods(project).len(), 3, "edit --sharding's three replicas");
+    // Objects created before the sharder saw every pod's Lease would be placed on fewer pods
+    // and handed over once it did, which the exact shares below do not allow.
+    project.wait(
+        "the sharder's ring holds the three pods",
+        60,
+        || format!("{:?}", pods(project)),
+        || live(project, &pods(project)),
+    );
 
     create(project, 0..30);
     let held = settle(project, 30, "three pods");
@@ -50,27 +65,13 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
 
     // The leader's pod deleted: its objects move at once (it releases its Lease), the sharder
     // moves to another pod, and the replacement pod takes its share.
-    let leader = deploy::leader(project);
-    let deleted = Instant::now();
-    project.kubectl(&["delete", "pod", "-n", NAMESPACE, &leader, "--wait=false"]);
-    let gone = held[&leader].clone();
-    project.wait(
-        "the deleted pod's objects reconciled by the others",
-        120,
-        || format!("{:?}", placement(project)),
-        || {
-            let placed = placement(project);
-            gone.iter().all(|key| {
-                let owner = placed.get(key).cloned().flatten();
-                owner.is_some_and(|pod| pod != leader && reconciled(project, &pod).contains(key))
-            })
-        },
-    );
-    eprintln!(
-        "a deleted pod: its {} objects reconciled again by the others after {:.1?}",
-        gone.len(),
-        deleted.elapsed()
-    );
+    delete_leader(project, &held, "", |leader, gone| {
+        let placed = placement(project);
+        gone.iter().all(|key| {
+            let owner = placed.get(key).cloned().flatten();
+            owner.is_some_and(|pod| pod != leader && reconciled(project, &pod).contains(key))
+        })
+    });
     ship.rollout();
     settle(project, 30, "three pods after the deletion");
 
@@ -94,6 +95,142 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
         settle(project, created.end, &format!("{replicas} pods"));
     }
 
+    undeploy_leaves_nothing(ship);
+}
+
+/// The server-side mode (`--sharding-mode=server` added to config/manager's args) in three
+/// pods, with their own RBAC: the API server sends each pod the Guestbooks whose UID's hash is on
+/// its arcs of the ring record, nothing is labelled, and each pod reconciled exactly those; a
+/// CustomPod becomes Available through its Pod's events, which reach only the CustomPod's owner;
+/// the leader's pod deleted, its objects are reconciled again by the others and its replacement
+/// takes a share through the ring record's handover; `make undeploy` leaves nothing.
+#[test]
+fn server_side_sharded_pods_each_watch_the_objects_on_their_arcs() {
+    let _turn = turn();
+    let ship = ship();
+    let project = &ship.project;
+    project.scaffold(&["edit", "--sharding"]);
+    let _unsharded = Unsharded(project);
+    let manager = project.dir.join("config/manager/manager.yaml");
+    edit(
+        &manager,
+        SHARDING_ARG,
+        &format!("{SHARDING_ARG}{SERVER_MODE_ARG}"),
+    );
+    ship.deploy();
+    assert_eq!(pods(project).len(), 3, "edit --sharding's three replicas");
+    // Objects created once the ring settled on the three: each reconciled by its owner only.
+    project.wait(
+        "the ring record settled on the three pods",
+        120,
+        || project.kubectl(&["get", "leases", "-n", NAMESPACE, "-o", "yaml"]),
+        || settled(project, &Ring::new(pods(project))),
+    );
+
+    create(project, 0..30);
+    let custom_pods: String = (0..3)
+        .map(|i| {
+            format!("apiVersion: ship.node.example/v1\nkind: CustomPod\nmetadata: {{name: custom-{i}, namespace: default}}\nspec: {{replicas: 1}}\n---\n")
+        })
+        .collect();
+    let output = project.apply(&custom_pods);
+    assert!(output.status.success(), "{output:?}");
+    let held = settle_by_uid(project, 30, "three pods");
+    for (pod, objects) in &held {
+        assert!(!objects.is_empty(), "{pod} holds nothing: {held:?}");
+        let seen = reconciled(project, pod);
+        assert_eq!(
+            &seen, objects,
+            "{pod} reconciled other objects than its own"
+        );
+    }
+    // Each CustomPod Available: its reconciler ends awaiting a change, so only its Pod's events,
+    // which each pod keeps for the owners it serves, bring it there; reconciled by its owner only.
+    let ring = Ring::new(pods(project));
+    for (key, uid) in uids(project, "custompods.v1.ship.node.example") {
+        let name = key.trim_start_matches("default/");
+        let object = format!("custompods.v1.ship.node.example/{name}");
+        project.wait(
+            &format!("CustomPod {name} Available"),
+            120,
+            || project.kubectl(&["get", "-n", "default", &object, "-o", "yaml"]),
+            || project.condition(&object, "Available") == "True",
+        );
+        let owner = ring.owner_at(uid_position(&uid)).unwrap();
+        for pod in pods(project) {
+            let seen = reconciled_kind(project, &pod, "CustomPod.").contains(&key);
+            assert_eq!(
+                seen,
+                pod == owner,
+                "{pod} and CustomPod {name} (owner {owner})"
+            );
+        }
+    }
+
+    // The leader's pod deleted: its objects are reconciled again by the others, and the
+    // replacement pod takes its share.
+    delete_leader(project, &held, "server-side, ", |leader, gone| {
+        let others: Vec<BTreeSet<String>> = pods(project)
+            .iter()
+            .filter(|pod| *pod != leader)
+            .map(|pod| reconciled(project, pod))
+            .collect();
+        gone.iter()
+            .all(|key| others.iter().any(|seen| seen.contains(key)))
+    });
+    ship.rollout();
+    create(project, 30..36);
+    settle_by_uid(project, 36, "three pods after the deletion");
+
+    let custom_pods = project.kubectl(&[
+        "delete",
+        "custompods.v1.ship.node.example",
+        "--all",
+        "-n",
+        "default",
+        "--timeout=60s",
+    ]);
+    assert!(custom_pods.contains("deleted"), "{custom_pods}");
+    undeploy_leaves_nothing(ship);
+}
+
+/// Deletes the pod that holds the leader Lease and waits until `moved(leader, its objects)`
+/// says the others reconciled what it held (`held`), printing how long that took after
+/// `prefix`.
+// It prints what it measured (`cargo test -- --nocapture` shows it).
+#[allow(clippy::print_stderr)]
+fn delete_leader(
+    project: &Project,
+    held: &BTreeMap<String, BTreeSet<String>>,
+    prefix: &str,
+    moved: impl Fn(&str, &BTreeSet<String>) -> bool,
+) {
+    let leader = deploy::leader(project);
+    let deleted = Instant::now();
+    project.kubectl(&["delete", "pod", "-n", NAMESPACE, &leader, "--wait=false"]);
+    let gone = &held[&leader];
+    project.wait(
+        "the deleted pod's objects reconciled by the others",
+        120,
+        || {
+            format!(
+                "pods {:?}, placement {:?}",
+                pods(project),
+                placement(project)
+            )
+        },
+        || moved(&leader, gone),
+    );
+    eprintln!(
+        "{prefix}a deleted pod: its {} objects reconciled again by the others after {:.1?}",
+        gone.len(),
+        deleted.elapsed()
+    );
+}
+
+/// `make undeploy`, then checks that it left no namespace, CRD, Lease or manager process.
+fn undeploy_leaves_nothing(ship: &Ship) {
+    let project = &ship.project;
     ship.make(&["undeploy"]);
     let left = project.kubectl(&["get", "namespace", "-o", "name"]);
     assert!(
@@ -108,6 +245,91 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
         crate::control_plane::poll(60, || manager_uids().is_empty()),
         "the managers' processes outlived undeploy"
     );
+}
+
+/// Waits until the ring record names the live pods as settled, nothing is labelled with a shard,
+/// and each of the first `count` Guestbooks was reconciled by the pod whose arcs hold its UID's
+/// hash (its log); what each pod holds.
+fn settle_by_uid(
+    project: &Project,
+    count: usize,
+    what: &str,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut held = BTreeMap::new();
+    project.wait(
+        &format!("{count} Guestbooks reconciled by their owners by UID on {what}"),
+        180,
+        || {
+            let record = project.kubectl_output(&[
+                "get",
+                "lease",
+                "-n",
+                NAMESPACE,
+                "ship-ring",
+                "-o",
+                "yaml",
+            ]);
+            format!(
+                "pods {:?}\n{}",
+                pods(project),
+                String::from_utf8_lossy(&record.stdout)
+            )
+        },
+        || {
+            let pods = pods(project);
+            let ring = Ring::new(&pods);
+            if !settled(project, &ring) {
+                return false;
+            }
+            let uids = uids(project, &format!("guestbooks.v1.{GROUP}"));
+            let keys: Vec<String> = (0..count).map(|i| format!("default/sharded-{i}")).collect();
+            if !keys.iter().all(|key| uids.contains_key(key)) {
+                return false;
+            }
+            held = pods
+                .iter()
+                .map(|pod| {
+                    let mine = keys
+                        .iter()
+                        .filter(|key| ring.owner_at(uid_position(&uids[*key])) == Some(pod));
+                    (pod.clone(), mine.cloned().collect::<BTreeSet<_>>())
+                })
+                .collect();
+            held.iter()
+                .all(|(pod, mine)| mine.is_subset(&reconciled(project, pod)))
+        },
+    );
+    assert!(
+        placement(project).values().all(Option::is_none),
+        "the server-side mode labelled objects: {:?}",
+        placement(project)
+    );
+    held
+}
+
+/// Whether the ring record names `ring`'s shards as its members and as settled.
+fn settled(project: &Project, ring: &Ring) -> bool {
+    let shards = ring.shards().join(",");
+    let annotations = project.jsonpath(
+        &["lease", "-n", NAMESPACE, "ship-ring"],
+        "{.metadata.annotations.sharding\\.kube-scaffold\\.io/members} {.metadata.annotations.sharding\\.kube-scaffold\\.io/settled}",
+    );
+    annotations == format!("{shards} {shards}")
+}
+
+/// The UIDs of the objects of `resource` in `default`, by `namespace/name`.
+fn uids(project: &Project, resource: &str) -> BTreeMap<String, String> {
+    let list = project.kubectl(&["get", resource, "-n", "default", "-o", "json"]);
+    let list: Value = serde_json::from_str(&list).unwrap();
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    items
+        .iter()
+        .filter_map(|item| {
+            let meta = &item["metadata"];
+            let key = format!("default/{}", meta["name"].as_str()?);
+            Some((key, meta["uid"].as_str()?.to_string()))
+        })
+        .collect()
 }
 
 /// `kubectl apply` of the v1 Guestbooks `sharded-<i>` in `default` for `range`.
@@ -187,9 +409,24 @@ fn placement(project: &Project) -> BTreeMap<String, Option<String>> {
         .collect()
 }
 
-/// The Guestbooks pod `pod` reconciled, by `namespace/name`, from its log (JSON lines: the
-/// object as kube-runtime names it, `Guestbook.v1.<group>/<name>.<namespace>`).
+/// Whether the sharder, in the log of the pod that leads, last saw `pods` live.
+fn live(project: &Project, pods: &[String]) -> bool {
+    let names: Vec<&str> = pods.iter().map(String::as_str).collect();
+    pods.iter().any(|pod| {
+        let output = project.kubectl_output(&["logs", "-n", NAMESPACE, pod, "-c", "manager"]);
+        sharder_saw(&String::from_utf8_lossy(&output.stdout), &names)
+    })
+}
+
+/// The Guestbooks pod `pod` reconciled, by `namespace/name`, from its log.
 fn reconciled(project: &Project, pod: &str) -> BTreeSet<String> {
+    reconciled_kind(project, pod, "Guestbook.")
+}
+
+/// The objects whose kind starts `kind` (`Guestbook.`) pod `pod` reconciled, by
+/// `namespace/name`, from its log (JSON lines: the object as kube-runtime names it,
+/// `Guestbook.v1.<group>/<name>.<namespace>`).
+fn reconciled_kind(project: &Project, pod: &str, kind: &str) -> BTreeSet<String> {
     let output = project.kubectl_output(&["logs", "-n", NAMESPACE, pod, "-c", "manager"]);
     let log = String::from_utf8_lossy(&output.stdout);
     log.lines()
@@ -197,9 +434,10 @@ fn reconciled(project: &Project, pod: &str) -> BTreeSet<String> {
         .filter(|line| line["fields"]["message"] == "reconciled")
         .filter_map(|line| {
             let object = line["fields"]["object"].as_str()?.to_string();
-            let (kind, rest) = object.split_once('/')?;
+            let (object_kind, rest) = object.split_once('/')?;
             let (name, namespace) = rest.rsplit_once('.')?;
-            kind.starts_with("Guestbook.")
+            object_kind
+                .starts_with(kind)
                 .then(|| format!("{namespace}/{name}"))
         })
         .collect()

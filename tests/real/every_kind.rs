@@ -120,7 +120,7 @@ fn every_kind_of_controller_runs_with_the_generated_rbac() {
     // A metric of the project's own, registered as docs/commands.md shows (a user's edit).
     let lib = project.dir.join("src/lib.rs");
     let text = std::fs::read_to_string(&lib).unwrap();
-    let wired = "Manager::new(env!(\"CARGO_PKG_NAME\"), options)";
+    let wired = "Manager::with_state(env!(\"CARGO_PKG_NAME\"), options, ())";
     assert!(text.contains(wired), "{text}");
     let text = text.replace(wired, &format!("{wired}\n        .metrics(register)")) + OWN_METRIC;
     std::fs::write(&lib, text).unwrap();

@@ -1,9 +1,11 @@
 //! A project made `edit --namespaced`: its manager, run with exactly the RBAC config/default
 //! deploys (a Role in its namespace for what the controller uses, no ClusterRole for it) and
 //! `WATCH_NAMESPACE`, reconciles the objects of its namespace and the Deployments they own,
-//! leaves another namespace's objects alone, and is never forbidden.
+//! leaves another namespace's objects alone, and is never forbidden. Run without
+//! `WATCH_NAMESPACE`, its lists are forbidden, and SIGTERM still stops it at once, exit 0.
 
 use std::fs;
+use std::time::{Duration, Instant};
 
 use crate::project::{Project, turn};
 
@@ -100,6 +102,31 @@ spec: {{}}
     );
 
     manager.stop_unforbidden();
+
+    // Without WATCH_NAMESPACE it watches every namespace, which its Role forbids: its caches
+    // never sync, and SIGTERM still stops it at once and cleanly, not after the 8 s grace.
+    let mut command = project.command(&project.manager(), &["--leader-elect"]);
+    command
+        .env("KUBECONFIG", &kubeconfig)
+        .env("POD_NAMESPACE", NAMESPACE);
+    let manager = project.start(command);
+    project.wait(
+        "its lists forbidden",
+        60,
+        || manager.log(),
+        || manager.log().contains("forbidden"),
+    );
+    let started = Instant::now();
+    manager.signal("TERM");
+    let (status, log) = manager.wait_exit(20);
+    let took = started.elapsed();
+    assert!(status.success(), "exit {status} after {took:?}:\n{log}");
+    assert!(
+        took < Duration::from_secs(4),
+        "SIGTERM took {took:?}:\n{log}"
+    );
+    assert!(log.contains("stopped before its first list ended"), "{log}");
+
     project.kubectl(&[
         "delete",
         "guestbooks.webapp.solo.example",

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use kube_scaffold_runtime::sharding::ring::Ring;
+use kube_scaffold_runtime::sharding::RING_LABEL;
+use kube_scaffold_runtime::sharding::ring::{Ring, uid_position};
 use serde_json::Value;
 
 use crate::control_plane::free_port;
-use crate::project::{Project, Running, edit, turn};
+use crate::project::{Project, Running, edit, sharder_saw, turn};
 
 const LABEL: &str = "shard.kube-scaffold.io/sharded";
 const DRAIN: &str = "drain.kube-scaffold.io/sharded";
@@ -31,45 +32,8 @@ struct Placed {
 #[test]
 fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
     let _turn = turn();
-    let project = Project::init("sharded", &["--domain", "sharded.example"]);
-    project.create_api("webapp", "Guestbook", &["--resource", "--controller"]);
-    project.scaffold(&["edit", "--sharding"]);
-    // A reconcile that takes a while, so that handovers meet reconciles in flight.
-    edit(
-        &project.dir.join("src/controller/guestbook.rs"),
-        "    // TODO(user): your logic here. Read `obj.spec`",
-        "    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;\n    // TODO(user): your logic here. Read `obj.spec`",
-    );
-    project.run("make", &["manifests", "install"]);
-    let role = std::fs::read_to_string(project.dir.join("config/rbac/role.yaml")).unwrap();
-    assert!(
-        role.contains("- guestbooks\n  verbs:\n  - get\n  - list\n  - patch\n  - watch"),
-        "the sharder may not label the objects:\n{role}"
-    );
-    project.run("cargo", &["build", "--bin", "sharded"]);
-    let start = |shard: &str| -> Running {
-        let (health, metrics) = (format!(":{}", free_port()), format!(":{}", free_port()));
-        let duration = format!("--leader-elect-lease-duration={}s", LEASE.as_secs());
-        let args = [
-            "--sharding",
-            "--leader-election-namespace=default",
-            &duration,
-            "--leader-elect-renew-deadline=3s",
-            "--leader-elect-retry-period=1s",
-            "--health-probe-bind-address",
-            &health,
-            "--metrics-bind-address",
-            &metrics,
-            "--metrics-secure=false",
-            "--webhook-bind-address=0",
-            "--log-format=json",
-        ];
-        let mut command = project.command(&project.manager(), &args);
-        command
-            .env("POD_NAME", shard)
-            .env("RUST_LOG", "info,kube_scaffold_runtime=debug");
-        project.start(command)
-    };
+    let project = sharded_project();
+    let start = |shard: &str| start(&project, shard, "labels");
     let placed = || placed(&project);
     let settled = |shards: &[&str], count: usize| {
         let ring = Ring::new(shards);
@@ -91,6 +55,17 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
             .collect::<Vec<_>>()
             .join("\n")
     };
+    // Objects created before the sharder saw every replica's Lease would be placed on fewer
+    // shards and handed over once it did, which the exact shares below do not allow.
+    project.wait(
+        "the sharder's ring holds the three replicas",
+        30,
+        || logs(&replicas),
+        || {
+            let three = ["shard-a", "shard-b", "shard-c"];
+            replicas.values().any(|r| sharder_saw(&r.log(), &three))
+        },
+    );
     create(&project, 0..60);
     project.wait(
         "60 objects placed on the three shards as the ring says",
@@ -125,30 +100,7 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
 
     // Reconciles go on through every handover below: each object's annotation changes.
     let churning = Arc::new(AtomicBool::new(true));
-    let churn = {
-        let (churning, kubectl, admin) = (
-            churning.clone(),
-            project.plane.kubectl_binary(),
-            project.plane.admin.clone(),
-        );
-        std::thread::spawn(move || {
-            let mut round = 0;
-            while churning.load(Ordering::Relaxed) {
-                round += 1;
-                let _ = std::process::Command::new(&kubectl)
-                    .env("KUBECONFIG", &admin)
-                    .args([
-                        "annotate",
-                        "guestbooks.webapp.sharded.example",
-                        "--all",
-                        "--overwrite",
-                    ])
-                    .arg(format!("churn={round}"))
-                    .output();
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        })
-    };
+    let churn = churn(&project, churning.clone());
 
     // A fourth replica joins while objects are created: it takes its share, and only objects
     // that move to it move.
@@ -225,7 +177,206 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
 
     churning.store(false, Ordering::Relaxed);
     churn.join().unwrap();
-    let mut logs: Vec<(String, String)> = vec![("shard-b".into(), dead.log())];
+    stop_without_overlaps(&project, ("shard-b", dead), replicas);
+}
+
+/// The server-side mode (`--sharding-mode=server`) on an API server with the feature gate
+/// `ShardedListAndWatch`: each replica lists and watches only the objects whose UID's hash is
+/// on its arcs, nothing is labelled, a joining replica takes its share through the ring
+/// record's narrowing, a killed one's objects are reconciled again within its lease and 10 s,
+/// and no object is reconciled by two replicas at once.
+// It prints what it measured (`cargo test -- --nocapture` shows it).
+#[allow(clippy::print_stderr)]
+#[test]
+fn the_api_server_filters_each_replicas_share_by_uid() {
+    let _turn = turn();
+    let project = sharded_project();
+    let start = |shard: &str| start(&project, shard, "server");
+    // Every Guestbook's position on the ring, by its UID; none labelled.
+    let uids = || -> BTreeMap<String, u64> {
+        let guestbooks = guestbooks(&project);
+        for item in guestbooks.values() {
+            let labels = item["labels"].as_object();
+            assert!(
+                labels.is_none_or(|l| l.keys().all(|k| !k.contains("kube-scaffold.io"))),
+                "labelled: {item}"
+            );
+        }
+        let position = |meta: &Value| uid_position(meta["uid"].as_str().unwrap());
+        guestbooks
+            .iter()
+            .map(|(key, meta)| (key.clone(), position(meta)))
+            .collect()
+    };
+    // The ring record, once it is settled on `shards`.
+    let settled = |shards: &[&str]| {
+        let record = project.kubectl_output(&["get", "lease", "sharded-ring", "-o", "json"]);
+        let record: Value = serde_json::from_slice(&record.stdout).unwrap_or_default();
+        let annotations = &record["metadata"]["annotations"];
+        let joined = shards.join(",");
+        annotations["sharding.kube-scaffold.io/members"].as_str() == Some(&joined)
+            && annotations["sharding.kube-scaffold.io/settled"].as_str() == Some(&joined)
+    };
+    // Whether each object of `uids` was reconciled by its owner on the ring of `shards` more
+    // often than `before` says.
+    let reconciled_by_owners =
+        |replicas: &BTreeMap<&str, Running>,
+         shards: &[&str],
+         uids: &BTreeMap<String, u64>,
+         before: &BTreeMap<&str, BTreeMap<String, usize>>| {
+            let ring = Ring::new(shards);
+            let now: BTreeMap<&str, BTreeMap<String, usize>> = replicas
+                .iter()
+                .map(|(shard, r)| (*shard, reconciled(&r.log())))
+                .collect();
+            uids.iter().all(|(key, &at)| {
+                let owner = ring.owner_at(at).unwrap();
+                let count = |counts: &BTreeMap<&str, BTreeMap<String, usize>>| {
+                    counts
+                        .get(owner)
+                        .and_then(|c| c.get(key))
+                        .copied()
+                        .unwrap_or(0)
+                };
+                count(&now) > count(before)
+            })
+        };
+    let logs = |replicas: &BTreeMap<&str, Running>| {
+        replicas
+            .iter()
+            .map(|(shard, r)| format!("--- {shard}\n{}", tail(&r.log())))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let counts =
+        |replicas: &BTreeMap<&'static str, Running>| -> BTreeMap<&'static str, BTreeMap<String, usize>> {
+            replicas
+                .iter()
+                .map(|(shard, r)| (*shard, reconciled(&r.log())))
+                .collect()
+        };
+
+    let mut replicas: BTreeMap<&'static str, Running> = BTreeMap::new();
+    for shard in ["shard-a", "shard-b", "shard-c"] {
+        replicas.insert(shard, start(shard));
+    }
+    let three = ["shard-a", "shard-b", "shard-c"];
+    // Objects created on a smaller first ring would be reconciled by a replica that later
+    // gives them up, which the exact shares below do not allow.
+    project.wait(
+        "the ring record settled on the three replicas",
+        30,
+        || logs(&replicas),
+        || settled(&three),
+    );
+    create(&project, 0..60);
+    project.wait(
+        "60 objects reconciled, each by its owner on the ring of three",
+        60,
+        || format!("{:?}\n{}", uids(), logs(&replicas)),
+        || settled(&three) && reconciled_by_owners(&replicas, &three, &uids(), &BTreeMap::new()),
+    );
+    // Each replica reconciled its share and nothing else: the API server sent it no other.
+    let ring = Ring::new(three);
+    for (shard, replica) in &replicas {
+        let mine: BTreeSet<String> = uids()
+            .into_iter()
+            .filter(|(_, at)| ring.owner_at(*at) == Some(*shard))
+            .map(|(key, _)| key)
+            .collect();
+        assert!(mine.len() >= 8, "{shard} holds {} of 60", mine.len());
+        let seen: BTreeSet<String> = reconciled(&replica.log()).into_keys().collect();
+        assert_eq!(seen, mine, "{shard} reconciled other objects than its own");
+    }
+
+    let churning = Arc::new(AtomicBool::new(true));
+    let churn = churn(&project, churning.clone());
+
+    // A fourth replica joins while objects are created: the objects it now owns, and the new
+    // ones, are reconciled by their owners on the ring of four.
+    let before = counts(&replicas);
+    let released_before: u64 = replicas.values().map(|r| released(&r.log())).sum();
+    replicas.insert("shard-d", start("shard-d"));
+    create(&project, 60..70);
+    let four = ["shard-a", "shard-b", "shard-c", "shard-d"];
+    let (old, new) = (Ring::new(three), Ring::new(four));
+    // One of the objects created during the join (`guestbook-60` to `guestbook-69`).
+    let created =
+        |key: &str| key >= "default/guestbook-60" && key.len() == "default/guestbook-60".len();
+    let moving: BTreeMap<String, u64> = uids()
+        .into_iter()
+        .filter(|(key, at)| created(key) || old.owner_at(*at) != new.owner_at(*at))
+        .collect();
+    for (key, at) in &moving {
+        assert!(
+            created(key) || new.owner_at(*at) == Some("shard-d"),
+            "{key} moved between old shards"
+        );
+    }
+    project.wait(
+        "the ring of four settled, the moved and the new objects reconciled by their owners",
+        60,
+        || format!("{moving:?}\n{}", logs(&replicas)),
+        || settled(&four) && reconciled_by_owners(&replicas, &four, &moving, &before),
+    );
+    eprintln!(
+        "server-side, a joining replica: {} of 60 objects moved (fair share 15)",
+        moving.len() - 10
+    );
+    // The old replicas counted what they gave up (`sharding_released_total`, logged beside):
+    // the moved objects, and those of the new ones that reached an old owner first.
+    let released_now: u64 = ["shard-a", "shard-b", "shard-c"]
+        .iter()
+        .map(|shard| released(&replicas[shard].log()))
+        .sum();
+    let moved = (moving.len() - 10) as u64;
+    let created_to_d = moving
+        .iter()
+        .filter(|(key, at)| created(key) && new.owner_at(**at) == Some("shard-d"))
+        .count() as u64;
+    let released = released_now - released_before;
+    assert!(
+        (moved..=moved + created_to_d).contains(&released),
+        "released {released}, moved {moved} (and {created_to_d} new ones to shard-d)"
+    );
+
+    // A replica killed (no release): its objects are reconciled again once its lease ran out.
+    let victims: BTreeMap<String, u64> = uids()
+        .into_iter()
+        .filter(|(_, at)| new.owner_at(*at) == Some("shard-b"))
+        .collect();
+    let before = counts(&replicas);
+    replicas["shard-b"].signal("KILL");
+    let killed = Instant::now();
+    let dead = replicas.remove("shard-b").unwrap();
+    let live = ["shard-a", "shard-c", "shard-d"];
+    project.wait(
+        "the killed replica's objects reconciled again",
+        LEASE.as_secs() + 30,
+        || format!("{victims:?}\n{}", logs(&replicas)),
+        || reconciled_by_owners(&replicas, &live, &victims, &before),
+    );
+    let took = killed.elapsed();
+    eprintln!(
+        "server-side, a killed replica: its {} objects reconciled again after {took:.1?} (lease {LEASE:?})",
+        victims.len()
+    );
+    assert!(took <= LEASE + Duration::from_secs(10), "{took:?}");
+
+    churning.store(false, Ordering::Relaxed);
+    churn.join().unwrap();
+    uids(); // Still nothing labelled.
+    stop_without_overlaps(&project, ("shard-b", dead), replicas);
+}
+
+/// Stops every replica (none was refused a request), checks from their merged logs and the
+/// killed replica's that no object was reconciled by two replicas at once, and uninstalls.
+fn stop_without_overlaps(
+    project: &Project,
+    (killed, dead): (&str, Running),
+    replicas: BTreeMap<&str, Running>,
+) {
+    let mut logs: Vec<(String, String)> = vec![(killed.to_string(), dead.log())];
     for (shard, replica) in replicas {
         logs.push((shard.to_string(), replica.stop_unforbidden()));
     }
@@ -235,6 +386,89 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
         "reconciled by two replicas at once: {overlaps:#?}"
     );
     project.run("make", &["uninstall"]);
+}
+
+/// Annotates every Guestbook anew every 100 ms while `churning`, so that reconciles go on
+/// through every handover.
+fn churn(project: &Project, churning: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    let (kubectl, admin) = (project.plane.kubectl_binary(), project.plane.admin.clone());
+    std::thread::spawn(move || {
+        let mut round = 0;
+        while churning.load(Ordering::Relaxed) {
+            round += 1;
+            let _ = std::process::Command::new(&kubectl)
+                .env("KUBECONFIG", &admin)
+                .args([
+                    "annotate",
+                    "guestbooks.webapp.sharded.example",
+                    "--all",
+                    "--overwrite",
+                ])
+                .arg(format!("churn={round}"))
+                .output();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    })
+}
+
+/// The project of these tests, built and installed: one Guestbook controller, sharded, whose
+/// reconcile takes a second, so that handovers meet reconciles in flight.
+fn sharded_project() -> Project {
+    let project = Project::init("sharded", &["--domain", "sharded.example"]);
+    // What the other test of this file left if it failed: its objects, labelled or not, and
+    // its replicas' Leases.
+    for leftover in [
+        "delete crd guestbooks.webapp.sharded.example --ignore-not-found".to_string(),
+        format!("delete lease -n default -l {RING_LABEL}=sharded"),
+        "delete lease -n default sharded-ring --ignore-not-found".to_string(),
+    ] {
+        project.kubectl(&leftover.split(' ').collect::<Vec<_>>());
+    }
+    project.create_api("webapp", "Guestbook", &["--resource", "--controller"]);
+    project.scaffold(&["edit", "--sharding"]);
+    edit(
+        &project.dir.join("src/controller/guestbook.rs"),
+        "    // TODO(user): your logic here. Read `obj.spec`",
+        "    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;\n    // TODO(user): your logic here. Read `obj.spec`",
+    );
+    project.run("make", &["manifests", "install"]);
+    let role = std::fs::read_to_string(project.dir.join("config/rbac/role.yaml")).unwrap();
+    assert!(
+        role.contains("- guestbooks\n  verbs:\n  - get\n  - list\n  - patch\n  - watch"),
+        "the sharder may not label the objects:\n{role}"
+    );
+    project.run("cargo", &["build", "--bin", "sharded"]);
+    project
+}
+
+/// Starts the replica `shard` of the project's manager, sharded in `mode`, with a lease of
+/// [`LEASE`] and JSON logs that show each reconcile's start and end.
+fn start(project: &Project, shard: &str, mode: &str) -> Running {
+    let (health, metrics) = (format!(":{}", free_port()), format!(":{}", free_port()));
+    let duration = format!("--leader-elect-lease-duration={}s", LEASE.as_secs());
+    let mode = format!("--sharding-mode={mode}");
+    let args = [
+        "--sharding",
+        &mode,
+        "--leader-election-namespace=default",
+        &duration,
+        "--leader-elect-renew-deadline=3s",
+        "--leader-elect-retry-period=1s",
+        "--health-probe-bind-address",
+        &health,
+        "--metrics-bind-address",
+        &metrics,
+        "--metrics-secure=false",
+        "--webhook-bind-address=0",
+        "--log-format=json",
+    ];
+    let mut command = project.command(&project.manager(), &args);
+    command
+        .env("POD_NAME", shard)
+        .env("RUST_LOG", "info,kube_scaffold_runtime=debug")
+        // A replica that fails ends its log with the error, not a backtrace.
+        .env("RUST_BACKTRACE", "0");
+    project.start(command)
 }
 
 /// `kubectl apply` of Guestbooks `guestbook-<i>` for `range`, in one request each.
@@ -254,8 +488,8 @@ fn create(project: &Project, range: std::ops::Range<usize>) {
     );
 }
 
-/// Every Guestbook, by `namespace/name`, with its labels.
-fn placed(project: &Project) -> BTreeMap<String, Placed> {
+/// Every Guestbook's metadata as the API server has it, by `namespace/name`.
+fn guestbooks(project: &Project) -> BTreeMap<String, Value> {
     let list: Value = serde_json::from_str(&project.kubectl(&[
         "get",
         "guestbooks.webapp.sharded.example",
@@ -266,22 +500,27 @@ fn placed(project: &Project) -> BTreeMap<String, Placed> {
     .unwrap();
     let items = list["items"].as_array().cloned().unwrap_or_default();
     items
-        .iter()
-        .map(|item| {
-            let meta = &item["metadata"];
+        .into_iter()
+        .map(|mut item| {
+            let meta = item["metadata"].take();
             let key = format!(
                 "{}/{}",
                 meta["namespace"].as_str().unwrap(),
                 meta["name"].as_str().unwrap()
             );
-            let labels = &meta["labels"];
-            let placed = Placed {
-                shard: labels[LABEL].as_str().map(String::from),
-                draining: labels[DRAIN].as_str() == Some("true"),
-            };
-            (key, placed)
+            (key, meta)
         })
         .collect()
+}
+
+/// Every Guestbook, by `namespace/name`, with its labels.
+fn placed(project: &Project) -> BTreeMap<String, Placed> {
+    let placed = |meta: Value| Placed {
+        shard: meta["labels"][LABEL].as_str().map(String::from),
+        draining: meta["labels"][DRAIN].as_str() == Some("true"),
+    };
+    let guestbooks = guestbooks(project).into_iter();
+    guestbooks.map(|(key, meta)| (key, placed(meta))).collect()
 }
 
 /// One reconcile's log line: its message, object and time.
@@ -312,6 +551,15 @@ fn reconciled(log: &str) -> BTreeMap<String, usize> {
         }
     }
     counts
+}
+
+/// How many objects a replica's log says it released to other shards (the server-side mode).
+fn released(log: &str) -> u64 {
+    log.lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|line| line["fields"]["message"] == "released to other shards")
+        .filter_map(|line| line["fields"]["objects"].as_u64())
+        .sum()
 }
 
 /// The pairs of reconciles of one object, by two replicas, whose times overlap, from the

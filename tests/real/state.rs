@@ -1,9 +1,11 @@
 //! The user's own state and errors on a real API server, as docs/project-layout.md shows
-//! them: the manager is given an HTTP client of an outside service (`Manager::with_state`),
-//! the controller reads it as a typed field (`ctx.state`, its context a `Context<Billing>`)
-//! and returns the service's refusal as its own error type (`Error::other`), which the runtime
-//! logs as `kind="other"` and retries with backoff until the service answers. A manager built
-//! without the state does not compile.
+//! them: the project's `State` made an HTTP client of an outside service and given to the
+//! manager (`Manager::with_state`), two edits of `src/lib.rs` and one of the unit tests'
+//! context (`mocked()`, whose tests build); the controller, unchanged but for its work, reads
+//! it as a typed field (`ctx.state`: the project's `Context` carries `State`) and returns the
+//! service's refusal as its own error type (`Error::other`), which the runtime logs as
+//! `kind="other"` and retries with backoff until the service answers. A manager given no value
+//! of the state does not compile.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -81,8 +83,13 @@ impl Billing {
 const APPLY: &str = r#"    let approval = ctx.state.approve(&obj.name_any()).await.map_err(Error::other)?;
 "#;
 
+/// The manager of `src/lib.rs` as generated.
+const GENERATED: &str = r#"pub fn manager(options: Options) -> Manager<State> {
+    Manager::with_state(env!("CARGO_PKG_NAME"), options, ())
+"#;
+
 /// The manager of `src/lib.rs`, given the billing client.
-const MANAGER: &str = r#"pub fn manager(options: Options) -> Manager<Billing> {
+const MANAGER: &str = r#"pub fn manager(options: Options) -> Manager<State> {
     let billing = Billing::new(std::env::var("BILLING_URL").unwrap_or_default());
     Manager::with_state(env!("CARGO_PKG_NAME"), options, billing)
 "#;
@@ -95,19 +102,22 @@ fn a_client_in_the_context_and_the_users_own_error_drive_the_reconcile() {
     project.scaffold(&[&["create", "api"][..], &kind].concat());
     edit_into_a_billing_operator(&project.dir);
 
-    // The compiler checks the state: a manager built without it is refused.
+    // The compiler checks the state: a manager given none is refused.
     let lib = project.dir.join("src/lib.rs");
     let typed = fs::read_to_string(&lib).unwrap();
-    let without = "pub fn manager(options: Options) -> Manager {\n    Manager::new(env!(\"CARGO_PKG_NAME\"), options)\n";
-    fs::write(&lib, typed.replace(MANAGER, without)).unwrap();
+    fs::write(&lib, typed.replace(MANAGER, GENERATED)).unwrap();
     let check = project.output("cargo", &["check", "--lib"]);
     let said = String::from_utf8_lossy(&check.stderr);
     assert!(!check.status.success(), "built without the state:\n{said}");
     assert!(
-        said.contains("mismatched types") && said.contains("Context<Billing>"),
+        said.contains("mismatched types")
+            && said.contains("Context<Billing>")
+            && said.contains("expected `Manager<Billing>`"),
         "{said}"
     );
     fs::write(&lib, typed).unwrap();
+    // The unit tests build with the state in their context.
+    project.run("cargo", &["test", "--lib", "--no-run"]);
 
     let service = Service::start();
     service.refuse.store(true, Ordering::SeqCst);
@@ -179,38 +189,23 @@ fn edit_into_a_billing_operator(dir: &Path) {
         "use kube_scaffold_runtime::manager::{Manager, Options};\n",
         "use bytes::Bytes;\nuse http_body_util::{BodyExt, Empty};\nuse hyper_util::client::legacy::Client;\nuse hyper_util::client::legacy::connect::HttpConnector;\nuse hyper_util::rt::TokioExecutor;\nuse kube_scaffold_runtime::manager::{Manager, Options};\n",
     );
+    // The state: its type and its value. Every controller's context carries it.
     edit(
         "src/lib.rs",
-        "pub fn manager(options: Options) -> Manager {\n    Manager::new(env!(\"CARGO_PKG_NAME\"), options)\n",
-        MANAGER,
+        "pub type State = ();\n",
+        "pub type State = Billing;\n",
     );
-    // Every controller's context carries it: their list, and the Invoice controller with its
-    // unit tests' context.
-    edit(
-        "src/controller/mod.rs",
-        "pub const CONTROLLERS: &[Start] = &[",
-        "pub const CONTROLLERS: &[Start<crate::Billing>] = &[",
-    );
+    edit("src/lib.rs", GENERATED, MANAGER);
     let lib = dir.join("src/lib.rs");
     let text = fs::read_to_string(&lib).unwrap();
     fs::write(&lib, format!("{text}{BILLING}")).unwrap();
-    let controller = "src/controller/invoice.rs";
-    let path = dir.join(controller);
-    let text = fs::read_to_string(&path).unwrap();
-    let typed = text
-        .replace("Context>", "Context<crate::Billing>>")
-        .replace("ctx: &Context)", "ctx: &Context<crate::Billing>)");
-    assert_eq!(
-        typed.matches("Context<crate::Billing>").count(),
-        5,
-        "{typed}"
-    );
-    fs::write(&path, typed).unwrap();
+    // The controllers' unit tests get one too.
     edit(
-        controller,
-        "let (ctx, server) = mock::context();",
-        "let (ctx, server) = mock::context_with(|ctx| ctx.with_state(crate::Billing::new(\"\")));",
+        "src/controller/mod.rs",
+        "ctx.with_state(())",
+        "ctx.with_state(crate::Billing::new(\"http://127.0.0.1:1\"))",
     );
+    let controller = "src/controller/invoice.rs";
     edit(
         controller,
         "    // report what you observed through the conditions below.\n",

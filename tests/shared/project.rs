@@ -521,3 +521,19 @@ pub fn plain(text: &str) -> String {
     }
     plain
 }
+
+/// Whether the last ring a sharded manager's JSON `log` shows its sharder saw ("the live
+/// shards changed") holds exactly `shards`. Only the replica that leads logs one.
+pub fn sharder_saw(log: &str, shards: &[&str]) -> bool {
+    let mut shards = shards.to_vec();
+    shards.sort_unstable();
+    let want = format!("{shards:?}");
+    let mut rings = log
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|line| line["fields"]["message"] == "the live shards changed");
+    rings
+        .next()
+        .is_some_and(|line| line["fields"]["shards"] == want)
+}

@@ -188,7 +188,8 @@ def check_webhooks(binary, work, resources, path):
                     "-out", os.path.join(certs, "tls.crt")],
                    check=True, capture_output=True)
     probes = free_port()
-    manager = start(binary, config, probes, free_port(), *webhooks)
+    metrics = free_port()
+    manager = follow(start(binary, config, probes, metrics, *webhooks))
     obj = {"apiVersion": f"{group}/{version}", "kind": kind,
            "metadata": {"name": "smoke", "namespace": "default"}, "spec": {}}
     review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
@@ -230,24 +231,51 @@ def check_webhooks(binary, work, resources, path):
               and converted[0].get("metadata", {}).get("name") == "smoke"
               and converted[0].get("spec") == {"foo": "smoke"},
               f"a ConversionReview posted to /convert is answered with the object in {desired} ({response})")
-    # Stopped once ready and every controller watches (its list done): a SIGTERM before every
-    # cache synced is another case (the runtime's tests: a controller still waiting for its
-    # cache is stopped after the grace, exit 1). A manager serving conversions is ready before
-    # its caches sync (they may need its /convert), so readiness alone does not say it: seen
-    # once, a SIGTERM 0.1 s after the start, and exit 1.
+    # Stopped once ready and every started controller logged its cache synced, so that the
+    # SIGTERM meets a manager at work: a SIGTERM before a cache synced is another case (the
+    # runtime's tests and tests/real/namespaced.rs: such a controller stops at once). A manager
+    # serving conversions is ready before its caches sync (they may need its /convert), so
+    # neither readiness nor every watch sent says it.
+    def synced():
+        started = get(metrics, "/metrics")[1].count("controller_runtime_max_concurrent_reconciles{")
+        return started > 0 and sum("cache synced" in line for line in manager.lines) >= started
     deadline = time.time() + 60
     while time.time() < deadline and manager.poll() is None and (
             get(probes, "/readyz")[0] != 200
-            or len(watches()) < len(resources)):
+            or len(watches()) < len(resources)
+            or not synced()):
         time.sleep(0.2)
+    check(synced(), "every started controller's cache synced before the SIGTERM")
     output = stop(manager)
     check(manager.returncode == 0, f"SIGTERM: a manager serving webhooks exits {manager.returncode}")
     server.shutdown()
     return output
 
 
+def follow(manager):
+    """`manager`, its output read as it comes into `manager.lines`, so that a check can wait
+    for a line; `stop` returns it all."""
+    manager.lines = []
+
+    def read():
+        for line in manager.stdout:
+            manager.lines.append(line)
+    manager.reader = threading.Thread(target=read, daemon=True)
+    manager.reader.start()
+    return manager
+
+
 def stop(manager):
     manager.send_signal(signal.SIGTERM)
+    reader = getattr(manager, "reader", None)
+    if reader is not None:
+        try:
+            manager.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            manager.kill()
+            manager.wait()
+        reader.join()
+        return "".join(manager.lines)
     try:
         output, _ = manager.communicate(timeout=20)
     except subprocess.TimeoutExpired:
