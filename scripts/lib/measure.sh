@@ -23,11 +23,12 @@ requests() {
     END { for (k in count) { split(k, a, " "); printf "%s:%s %d\n", a[1], a[2], count[k] } }' | sort
 }
 # Starts a fresh control plane (the envtest example) in the background: its pid in `plane`,
-# its kubeconfig in KUBECONFIG. `$1` names its fifo in `work`.
+# its kubeconfig in KUBECONFIG. `$1` names its fifo in `work`; the rest are kube-apiserver's
+# flags.
 start_plane() {
   local fifo="$work/plane-$1"
   mkfifo "$fifo"
-  "$envtest" >"$fifo" 2>"$work/plane.log" &
+  "$envtest" "${@:2}" >"$fifo" 2>"$work/plane.log" &
   plane=$!
   read -r kubeconfig <"$fifo"
   export KUBECONFIG="$kubeconfig"
