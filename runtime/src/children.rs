@@ -14,12 +14,12 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, TryStreamExt, future};
+use futures::{FutureExt, TryStreamExt, future, stream};
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams};
 use kube::core::PartialObjectMeta;
-use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::runtime::{Controller, watcher};
 use kube::{Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -154,7 +154,8 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
 
 /// Watches the children of kind `K`: their metadata only (as kube's `owns`), and only those
 /// this manager labelled (`labels`), not every object of the kind in the cluster. The event of
-/// a child's write by `apply` is dropped ([`Writes`]).
+/// a child's write by `apply` is dropped ([`Writes`]); a child deleted while the watch was
+/// away reconciles its owner too ([`Touched`]).
 fn watch<O: Owner, K: Child<O>, S>(controller: Controller<O>, ctx: &Context<S>) -> Controller<O> {
     let children = ctx.api::<PartialObjectMeta<K>>();
     let selector = match ctx.shard_selector() {
@@ -165,8 +166,10 @@ fn watch<O: Owner, K: Child<O>, S>(controller: Controller<O>, ctx: &Context<S>) 
     let writes = ctx.writes.clone();
     #[cfg(feature = "sharding")]
     let shard = ctx.shard.clone();
+    let mut touched = Touched::default();
     let changed = watcher(children, config)
-        .touched_objects()
+        .map_ok(move |event| stream::iter(touched.admit(event).into_iter().map(Ok)))
+        .try_flatten()
         .try_filter(move |child| {
             let echo = writes.is_echo::<O, _>(child);
             #[cfg(feature = "sharding")]
@@ -177,6 +180,75 @@ fn watch<O: Owner, K: Child<O>, S>(controller: Controller<O>, ctx: &Context<S>) 
             future::ready(!echo && ours)
         });
     controller.owns_stream(changed)
+}
+
+/// The children a watch event names for their owners' reconcile: the child of a change or a
+/// deletion, every child of a list and, at a list's end, those it no longer has. kube's
+/// `touched_objects` names all but the last: a child deleted while the watch was away (a
+/// relist after 410 Gone, a restarted API server) would not reconcile its owner, which would
+/// not make it again until its resync. Hand-written.
+struct Touched<K> {
+    /// The children as last seen, by `namespace/name`: their names and owner references.
+    known: HashMap<String, K>,
+    /// During a list: the children it has shown so far.
+    listing: Option<HashMap<String, K>>,
+}
+
+impl<K> Default for Touched<K> {
+    fn default() -> Self {
+        Self {
+            known: HashMap::new(),
+            listing: None,
+        }
+    }
+}
+
+impl<K: Resource + Clone> Touched<K> {
+    /// The children `event` names.
+    fn admit(&mut self, event: watcher::Event<K>) -> Vec<K> {
+        let key = |child: &K| {
+            let meta = child.meta();
+            let namespace = meta.namespace.as_deref().unwrap_or_default();
+            format!("{namespace}/{}", meta.name.as_deref().unwrap_or_default())
+        };
+        // What names the owner, and nothing that could be taken for the echo of a write.
+        let kept = |child: &K| {
+            let mut kept = child.clone();
+            let meta = kept.meta_mut();
+            *meta = ObjectMeta {
+                name: meta.name.take(),
+                namespace: meta.namespace.take(),
+                owner_references: meta.owner_references.take(),
+                ..ObjectMeta::default()
+            };
+            kept
+        };
+        match event {
+            watcher::Event::Init => {
+                self.listing = Some(HashMap::new());
+                Vec::new()
+            }
+            watcher::Event::InitApply(child) => {
+                let listing = self.listing.get_or_insert_default();
+                listing.insert(key(&child), kept(&child));
+                vec![child]
+            }
+            watcher::Event::InitDone => {
+                let listed = self.listing.take().unwrap_or_default();
+                let known = std::mem::replace(&mut self.known, listed);
+                let gone = known.into_iter().filter(|(key, _)| !self.known.contains_key(key));
+                gone.map(|(_, child)| child).collect()
+            }
+            watcher::Event::Apply(child) => {
+                self.known.insert(key(&child), kept(&child));
+                vec![child]
+            }
+            watcher::Event::Delete(child) => {
+                self.known.remove(&key(&child));
+                vec![child]
+            }
+        }
+    }
 }
 
 /// The children `apply` wrote whose watch event has not come back yet: the resource version
@@ -305,6 +377,46 @@ mod tests {
         assert_eq!(refs[0].controller, Some(true));
         assert_eq!(refs[0].block_owner_deletion, Some(true));
         assert_eq!(meta.namespace.as_deref(), Some("default"));
+    }
+
+    #[test]
+    fn a_child_deleted_while_the_watch_was_away_is_named_at_the_relist_end() {
+        let child = |name: &str| {
+            let mut child = ConfigMap::default();
+            child.metadata.name = Some(name.into());
+            child.metadata.namespace = Some("default".into());
+            child.metadata.resource_version = Some("7".into());
+            let mut owner = ConfigMap::default();
+            owner.metadata.name = Some("owner".into());
+            owner.metadata.uid = Some("9c8f3a52-0000-4000-8000-000000000002".into());
+            child.metadata.owner_references = meta(&owner).owner_references;
+            child
+        };
+        let names = |children: Vec<ConfigMap>| {
+            let mut names: Vec<String> = children.into_iter().map(|c| c.name_any()).collect();
+            names.sort();
+            names
+        };
+        let mut touched = Touched::default();
+        let (a, b, c) = (child("a"), child("b"), child("c"));
+        assert!(touched.admit(watcher::Event::Init).is_empty());
+        for one in [&a, &b] {
+            let named = touched.admit(watcher::Event::InitApply(one.clone()));
+            assert_eq!(names(named), [one.name_any()]);
+        }
+        assert!(touched.admit(watcher::Event::InitDone).is_empty());
+        assert_eq!(names(touched.admit(watcher::Event::Apply(c.clone()))), ["c"]);
+        // Listed again without b and c: both were deleted while the watch was away.
+        touched.admit(watcher::Event::Init);
+        touched.admit(watcher::Event::InitApply(a.clone()));
+        let gone = touched.admit(watcher::Event::InitDone);
+        assert_eq!(names(gone.clone()), ["b", "c"]);
+        assert!(gone[0].meta().owner_references.is_some(), "names its owner");
+        assert_eq!(gone[0].meta().resource_version, None, "not an echo");
+        // A deletion seen as such is named once.
+        assert_eq!(names(touched.admit(watcher::Event::Delete(a))), ["a"]);
+        touched.admit(watcher::Event::Init);
+        assert!(touched.admit(watcher::Event::InitDone).is_empty());
     }
 
     /// The metadata of ConfigMap `default/c` at resource version `version`, as the owned
