@@ -10,6 +10,11 @@
 //! - throttling: the manager, under its own ServiceAccount, is put by API Priority and
 //!   Fairness in a priority level of one share that rejects what it cannot seat (429), and
 //!   given 60 objects at once. Every one is reconciled, and the API server counted its 429s.
+//! - listed again with 2,000 objects new to it: the manager is frozen (SIGSTOP) while its own
+//!   API server restarts, so that its watches, resumed from versions older than the new watch
+//!   cache, meet 410 Gone and list again, in pages; meanwhile 2,000 Guestbooks are created, a
+//!   Ledger's child changed and another's deleted. Every Guestbook is reconciled within 30 s
+//!   of the manager's return, and both children are made whole again.
 //! - killed mid-reconcile: the manager is SIGKILLed while a reconcile stalls (a user's edit
 //!   of the controller, on when `FAULTS_STALL` is set), once after a Ledger's child was
 //!   applied but before its status, once in the middle of its finalizer's cleanup. Started
@@ -168,7 +173,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     // The PodTemplates' history compacted away: the manager's watch cannot resume from the
     // version it last saw, and must list again.
     apply(template("during"));
-    let lists_before = template_lists(project.plane);
+    let lists_before = lists(project.plane, "podtemplates", port(project.plane));
     compact(&project.plane.etcd);
     std::thread::sleep(OUTAGE.saturating_sub(cut.elapsed()));
     assert!(
@@ -199,7 +204,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
                 && template_reconciled(&manager.log(), "during")
         },
     );
-    let lists = template_lists(project.plane) - lists_before;
+    let lists = lists(project.plane, "podtemplates", port(project.plane)) - lists_before;
     assert!(
         lists >= 1,
         "the manager's PodTemplate watch resumed without a list"
@@ -211,6 +216,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     );
     manager.stop_unforbidden();
 
+    relisted(&project);
     throttled(&project);
     killed(&project);
     project.kubectl(&[
@@ -227,6 +233,131 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
         "default",
     ]);
     project.run("make", &["uninstall"]);
+}
+
+/// How many Guestbooks are created while the manager is away in `relisted`: several pages of
+/// the API server's list (500 each).
+const RELISTED: usize = 2000;
+
+/// The manager listed again with [`RELISTED`] objects new to it (see the module's doc).
+#[allow(clippy::print_stderr)]
+fn relisted(project: &Project) {
+    let mut server = project.plane.another_api_server();
+    let admin = std::fs::read_to_string(&project.plane.admin).unwrap();
+    let kubeconfig = project.dir.join("second.kubeconfig");
+    std::fs::write(&kubeconfig, admin.replace(&project.plane.server, &server.url())).unwrap();
+    let health = format!("--health-probe-bind-address=127.0.0.1:{}", free_port());
+    let flags = [health.as_str(), "--metrics-bind-address=0"];
+    let mut command = project.command(&project.manager(), &flags);
+    command.env("KUBECONFIG", &kubeconfig);
+    let manager = project.start(command);
+
+    let guestbooks = |range: std::ops::Range<usize>| -> String {
+        range
+            .map(|i| format!("apiVersion: webapp.faults.example/v1\nkind: Guestbook\nmetadata: {{name: relisted-{i}, namespace: default}}\nspec: {{foo: x}}\n---\n"))
+            .collect()
+    };
+    let ledgers: String = ["changed", "deleted"]
+        .iter()
+        .map(|name| format!("apiVersion: webapp.faults.example/v1\nkind: Ledger\nmetadata: {{name: relisted-{name}, namespace: default}}\nspec: {{foo: kept}}\n---\n"))
+        .collect();
+    let output = project.apply(&format!("{}{ledgers}", guestbooks(0..20)));
+    assert!(output.status.success(), "{output:?}");
+    let child = |name: &str| {
+        project.jsonpath(
+            &["-n", "default", &format!("configmap/relisted-{name}")],
+            "{.data.foo}",
+        )
+    };
+    let children_whole = || child("changed") == "kept" && child("deleted") == "kept";
+    project.wait(
+        "the first Guestbooks and the Ledgers' children",
+        60,
+        || manager.log(),
+        || available_relisted(project) == 20 && children_whole(),
+    );
+
+    manager.signal("STOP");
+    server.stop();
+    // Made through the shared API server, four writers at once.
+    std::thread::scope(|scope| {
+        let quarter = RELISTED / 4;
+        for part in 0..4 {
+            let range = 20 + part * quarter..20 + (part + 1) * quarter;
+            let manifest = guestbooks(range);
+            scope.spawn(move || {
+                let output = project.apply(&manifest);
+                assert!(output.status.success(), "{output:?}");
+            });
+        }
+    });
+    let patch = r#"{"data": {"foo": "changed while the manager was away"}}"#;
+    let changed = project.kubectl(&[
+        "patch", "-n", "default", "configmap/relisted-changed", "--type=merge", "-p", patch,
+    ]);
+    assert!(changed.contains("patched"), "{changed}");
+    project.kubectl(&["delete", "-n", "default", "configmap/relisted-deleted"]);
+    assert_eq!(child("deleted"), "", "the child was not deleted");
+    server.start();
+    manager.signal("CONT");
+    let back = Instant::now();
+    let total = RELISTED + 20;
+    // Polled each second: a list of every Guestbook is work for the API server too.
+    let whole = || available_relisted(project) == total && children_whole();
+    while !whole() {
+        assert!(
+            back.elapsed() < Duration::from_secs(30),
+            "{} of {total} Guestbooks Available 30 s after the manager's return; children: changed {:?}, deleted {:?}\n{}",
+            available_relisted(project),
+            child("changed"),
+            child("deleted"),
+            tail(&manager.log(), 20),
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    let took = back.elapsed();
+    // The restarted API server counts from zero: each of its lists is a list again.
+    let lists = lists(project.plane, "guestbooks", server.port);
+    assert!(lists >= 1, "the manager's Guestbook watch resumed without a list");
+    eprintln!(
+        "listed again ({lists} list requests) with {RELISTED} new objects: all {total} reconciled {took:.1?} after the manager's return"
+    );
+    // The Ledgers' finalizers need the manager.
+    let ledgers = ["relisted-changed", "relisted-deleted"].map(|name| format!("ledgers.webapp.faults.example/{name}"));
+    let ledgers: Vec<&str> = ledgers.iter().map(String::as_str).collect();
+    project.kubectl(&[&["delete", "-n", "default", "--timeout=60s"][..], &ledgers].concat());
+    manager.stop_unforbidden();
+    drop(server);
+    let deleted = project.kubectl(&[
+        "delete",
+        GUESTBOOKS,
+        "--all",
+        "-n",
+        "default",
+        "--wait=false",
+    ]);
+    assert!(deleted.contains("deleted"), "{deleted}");
+}
+
+/// How many `relisted-<i>` Guestbooks are Available.
+fn available_relisted(project: &Project) -> usize {
+    let list = project.kubectl(&[
+        "get",
+        GUESTBOOKS,
+        "-n",
+        "default",
+        "-o",
+        "jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type==\"Available\")].status}{\"\\n\"}{end}",
+    ]);
+    list.lines()
+        .filter(|line| line.starts_with("relisted-") && line.ends_with(" True"))
+        .count()
+}
+
+/// The last `lines` lines of `log`.
+fn tail(log: &str, lines: usize) -> String {
+    let all: Vec<&str> = log.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 /// The user's edit of the Ledger's controller: with `FAULTS_STALL=status`, a reconcile stalls
@@ -365,18 +496,25 @@ fn killed(project: &Project) {
     project.wait("the Ledger's child collected", 60, String::new, collected);
 }
 
-/// The LISTs of PodTemplates the API server served, by its own count.
-fn template_lists(plane: &crate::control_plane::ControlPlane) -> u64 {
-    let metrics = plane.kubectl(&["get", "--raw", "/metrics"]);
+/// The LISTs of `resource` the API server at `port` served, by its own count.
+fn lists(plane: &crate::control_plane::ControlPlane, resource: &str, port: u16) -> u64 {
+    let server = format!("{}:{port}", plane.server.rsplit_once(':').unwrap().0);
+    let metrics = plane.kubectl(&["--server", &server, "get", "--raw", "/metrics"]);
     let metrics = String::from_utf8_lossy(&metrics.stdout).into_owned();
+    let resource = format!("resource=\"{resource}\"");
     let counts = metrics.lines().filter(|l| {
         l.starts_with("apiserver_request_total{")
-            && l.contains("resource=\"podtemplates\"")
+            && l.contains(&resource)
             && l.contains("verb=\"LIST\"")
     });
     counts
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64
+}
+
+/// The port of the shared API server.
+fn port(plane: &crate::control_plane::ControlPlane) -> u16 {
+    plane.server.rsplit_once(':').unwrap().1.parse().unwrap()
 }
 
 /// Compacts etcd's history up to its current revision, through its JSON gateway.

@@ -15,6 +15,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
@@ -54,6 +55,8 @@ pub struct ControlPlane {
     pub nobody: PathBuf,
     processes: Vec<Supervised>,
     node: Option<Node>,
+    /// The API server's flags but its port.
+    api_flags: Vec<String>,
 }
 
 /// The control plane of this test binary, started by the first test that asks.
@@ -185,38 +188,42 @@ impl ControlPlane {
             Topology::Loopback => &[
                 "--endpoint-reconciler-type=none",
                 "--watch-cache-sizes=podtemplates#0",
+                // Server-side sharding (tests/real/sharding.rs); alpha, off by default.
+                "--feature-gates=ShardedListAndWatch=true",
             ],
             // Webhooks and aggregated APIs by their Services' endpoints: no cluster DNS here.
             Topology::Node => &[
                 "--enable-aggregator-routing=true",
                 "--kubelet-preferred-address-types=InternalIP",
+                // Server-side sharding (tests/node/sharding.rs); alpha, off by default.
+                "--feature-gates=ShardedListAndWatch=true",
             ],
         };
-        processes.push(Supervised::start(
-            &assets.join("kube-apiserver"),
-            &[
-                &[
-                    &format!("--etcd-servers={etcd_url}") as &str,
-                    &format!("--bind-address={address}"),
-                    &format!("--advertise-address={address}"),
-                    &format!("--secure-port={api_port}"),
-                    &format!("--tls-cert-file={}", path("apiserver.crt")),
-                    &format!("--tls-private-key-file={}", path("apiserver.key")),
-                    &format!("--token-auth-file={}", path("tokens.csv")),
-                    "--authorization-mode=RBAC",
-                    &format!("--service-account-issuer={server}"),
-                    &format!("--service-account-key-file={}", path("service-account.pub")),
-                    &format!(
-                        "--service-account-signing-key-file={}",
-                        path("service-account.key")
-                    ),
-                    "--service-cluster-ip-range=10.96.0.0/24",
-                    "--allow-privileged=true",
-                    "--v=0",
-                ][..],
-                node_flags,
-            ]
-            .concat(),
+        let api_flags: Vec<String> = [
+            format!("--etcd-servers={etcd_url}"),
+            format!("--bind-address={address}"),
+            format!("--advertise-address={address}"),
+            format!("--tls-cert-file={}", path("apiserver.crt")),
+            format!("--tls-private-key-file={}", path("apiserver.key")),
+            format!("--token-auth-file={}", path("tokens.csv")),
+            "--authorization-mode=RBAC".into(),
+            format!("--service-account-issuer={server}"),
+            format!("--service-account-key-file={}", path("service-account.pub")),
+            format!(
+                "--service-account-signing-key-file={}",
+                path("service-account.key")
+            ),
+            "--service-cluster-ip-range=10.96.0.0/24".into(),
+            "--allow-privileged=true".into(),
+            "--v=0".into(),
+        ]
+        .into_iter()
+        .chain(node_flags.iter().map(|flag| flag.to_string()))
+        .collect();
+        processes.push(api_server(
+            &assets,
+            &api_flags,
+            api_port,
             &dir.join("kube-apiserver.log"),
         ));
         let admin = dir.join("admin.kubeconfig");
@@ -230,6 +237,7 @@ impl ControlPlane {
         .unwrap();
         let mut plane = ControlPlane {
             node: None,
+            api_flags,
             assets,
             server,
             etcd: etcd_url,
@@ -349,6 +357,24 @@ impl ControlPlane {
         self.assets.join("kubectl")
     }
 
+    /// Another API server of this cluster (same etcd, flags and certificates), on a port of
+    /// its own: a test restarts it without touching the one the other tests use.
+    pub fn another_api_server(&self) -> ApiServer {
+        let port = free_port();
+        let mut server = ApiServer {
+            address: self.server.rsplit_once(':').unwrap().0.to_string(),
+            port,
+            assets: self.assets.clone(),
+            flags: self.api_flags.clone(),
+            log: self.dir.join(format!("kube-apiserver-{port}.log")),
+            process: None,
+            admin: self.admin.clone(),
+            kubectl: self.kubectl_binary(),
+        };
+        server.start();
+        server
+    }
+
     /// A kubeconfig for a token (of a ServiceAccount, say), written beside the others.
     pub fn kubeconfig_for(&self, name: &str, token: &str) -> PathBuf {
         let file = self.dir.join(format!("{name}.kubeconfig"));
@@ -428,13 +454,18 @@ pub fn poll(seconds: u64, mut ready: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// A port nobody listens on now.
+/// A port nobody listens on now, never the same twice in this process, and below the kernel's
+/// ephemeral range (32768 up): a port the kernel picked would be free to pick again, for a
+/// bind or any outgoing connection, before the process it was for binds it.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    static NEXT: AtomicU16 = AtomicU16::new(20000);
+    loop {
+        let port = NEXT.fetch_add(1, Ordering::Relaxed);
+        assert!(port < 32768, "no free port left under the ephemeral range");
+        if TcpListener::bind(("0.0.0.0", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Restarts the running node's containerd (`scripts/node restart-containerd`).
@@ -522,6 +553,63 @@ impl Node {
 
 /// A process that stops when this one does: it runs under `sh`, which kills it when its
 /// standard input (a pipe only this process writes) closes.
+/// kube-apiserver with `flags` on `port`, logging to `log`.
+fn api_server(assets: &Path, flags: &[String], port: u16, log: &Path) -> Supervised {
+    let port = format!("--secure-port={port}");
+    let args: Vec<&str> = flags.iter().map(String::as_str).chain([port.as_str()]).collect();
+    Supervised::start(&assets.join("kube-apiserver"), &args, log)
+}
+
+/// A second API server of the cluster, which a test stops and starts again: it comes back
+/// with a new watch cache, so that a watch resumed from an older version meets 410 Gone.
+pub struct ApiServer {
+    /// `https://<address>` without the port.
+    address: String,
+    pub port: u16,
+    assets: PathBuf,
+    flags: Vec<String>,
+    log: PathBuf,
+    process: Option<Supervised>,
+    admin: PathBuf,
+    kubectl: PathBuf,
+}
+
+impl ApiServer {
+    /// `https://<address>:<port>`.
+    pub fn url(&self) -> String {
+        format!("{}:{}", self.address, self.port)
+    }
+
+    /// Starts it, and waits until it is ready.
+    pub fn start(&mut self) {
+        let process = api_server(&self.assets, &self.flags, self.port, &self.log);
+        self.process = Some(process);
+        let ready = poll(90, || {
+            Command::new(&self.kubectl)
+                .arg("--kubeconfig")
+                .arg(&self.admin)
+                .args(["--server", &self.url(), "get", "--raw", "/readyz"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+        assert!(ready, "the second API server is not ready:\n{}", tail(&self.log, 40));
+    }
+
+    /// Kills it (SIGKILL): its connections close.
+    pub fn stop(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            drop(process.stdin.take());
+            let _ = process.child.wait();
+        }
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 struct Supervised {
     log: PathBuf,
     stdin: Option<ChildStdin>,
