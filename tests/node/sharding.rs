@@ -1,8 +1,9 @@
 //! The sharded manager on the node (`edit --sharding`, `make deploy`): three pods each reconcile
 //! their share of the Guestbooks, placed as the ring of the live pods says; the leader's pod
 //! deleted, its objects reconciled again by the others (the test prints how long that took),
-//! and its replacement takes a share; scaled 3 -> 5 -> 2 with objects created during each
-//! handover, each reconciled by its replica; `make undeploy` leaves nothing. Then the same pods
+//! and its replacement takes a share; scaled 3 -> 5 -> 2 -> 4 -> 2 with objects created during
+//! each handover, the last before the moves to the 4th pods ended, each reconciled by its
+//! replica; `make undeploy` leaves nothing. Then the same pods
 //! in the server-side mode, which the node's API server has the feature gate for.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,15 +76,11 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
     ship.rollout();
     settle(project, 30, "three pods after the deletion");
 
-    // Scaled up and down, objects created during each handover.
-    for (replicas, created) in [(5, 30..36), (2, 36..40)] {
-        project.kubectl(&[
-            "scale",
-            "-n",
-            NAMESPACE,
-            DEPLOYMENT,
-            &format!("--replicas={replicas}"),
-        ]);
+    // Scaled up and down, objects created during each handover; then up again, and down
+    // before the moves to the new pods ended: drains in flight when those pods go.
+    for (replicas, created) in [(5, 30..36), (2, 36..60), (4, 60..70), (2, 70..80)] {
+        let cut_short = replicas == 4;
+        scale(project, replicas);
         create(project, created.clone());
         ship.rollout();
         project.wait(
@@ -92,7 +89,9 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
             || format!("{:?}", pods(project)),
             || pods(project).len() == replicas,
         );
-        settle(project, created.end, &format!("{replicas} pods"));
+        if !cut_short {
+            settle(project, created.end, &format!("{replicas} pods"));
+        }
     }
 
     undeploy_leaves_nothing(ship);
@@ -332,6 +331,28 @@ fn uids(project: &Project, resource: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Scales the manager's Deployment to `replicas`.
+fn scale(project: &Project, replicas: usize) {
+    let replicas = format!("--replicas={replicas}");
+    project.kubectl(&["scale", "-n", NAMESPACE, DEPLOYMENT, &replicas]);
+}
+
+/// The warnings and errors in the log of each pod, for a failure's message.
+fn warnings(project: &Project) -> String {
+    let pods = pods(project);
+    let logs = pods.iter().map(|pod| {
+        let output = project.kubectl_output(&["logs", "-n", NAMESPACE, pod, "-c", "manager"]);
+        let log = String::from_utf8_lossy(&output.stdout).into_owned();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("\"WARN\"") || l.contains("\"ERROR\""))
+            .collect();
+        let last = lines[lines.len().saturating_sub(10)..].join("\n");
+        format!("{pod}:\n{last}")
+    });
+    logs.collect::<Vec<_>>().join("\n")
+}
+
 /// `kubectl apply` of the v1 Guestbooks `sharded-<i>` in `default` for `range`.
 fn create(project: &Project, range: std::ops::Range<usize>) {
     let manifest: String = range
@@ -356,9 +377,10 @@ fn settle(project: &Project, count: usize, what: &str) -> BTreeMap<String, BTree
         180,
         || {
             format!(
-                "pods {:?}, placement {:?}",
+                "pods {:?}, placement {:?}\nwarnings:\n{}",
                 pods(project),
-                placement(project)
+                placement(project),
+                warnings(project)
             )
         },
         || {

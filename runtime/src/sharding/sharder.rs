@@ -13,7 +13,7 @@ use kube::core::{ApiResource, PartialObjectMeta};
 use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Resource, ResourceExt};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
@@ -28,6 +28,12 @@ const PATCHES: usize = 32;
 
 /// How long a dead shard's Lease is kept before the sharder deletes it.
 const FORGET_DEAD: Duration = Duration::from_secs(60);
+
+/// The first wait before a label patch that failed (not for a conflict) is sent again; it
+/// doubles up to [`RETRY_LAST`], after which the sharder lists the objects again.
+const RETRY_FIRST: Duration = Duration::from_millis(250);
+/// The last wait before a failed label patch is sent again.
+const RETRY_LAST: Duration = Duration::from_secs(4);
 
 /// What the sharder writes on an object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -232,6 +238,7 @@ where
         drain: shard.drain_label().to_string(),
         controller,
         slots: Arc::new(Semaphore::new(PATCHES)),
+        failed: Notify::new(),
     });
     let mut members = shard.members.clone();
     loop {
@@ -256,6 +263,8 @@ where
                     Ok(()) => break,
                     Err(_) => return std::future::pending().await,
                 },
+                // A patch that could not be written: a new list decides every object again.
+                () = writer.failed.notified() => break,
             }
         }
     }
@@ -277,6 +286,9 @@ struct Writer<S> {
     drain: String,
     controller: &'static str,
     slots: Arc<Semaphore>,
+    /// Told when a patch failed for good: its object would keep its labels until the next
+    /// change of it or of the ring.
+    failed: Notify,
 }
 
 impl<S: Send + Sync + 'static> Writer<S> {
@@ -318,27 +330,37 @@ impl<S: Send + Sync + 'static> Writer<S> {
         });
         let api = dynamic_api(&self.ctx, &self.resource, object.namespace.as_deref());
         let params = PatchParams::default();
-        match api
-            .patch_metadata(&object.name, &params, &Patch::Merge(&patch))
-            .await
-        {
-            Ok(_) => {
-                debug!(controller = self.controller, object = %object.name, ?next, "sharded");
-                let metrics = &self.ctx.metrics;
-                match next {
-                    Move::Assign { reason, .. } => {
-                        metrics.assigned(self.controller, reason.label())
-                    }
-                    Move::Drain => metrics.assigned(self.controller, "drain"),
-                    Move::Keep => {}
+        let mut wait = RETRY_FIRST;
+        loop {
+            let err = match api
+                .patch_metadata(&object.name, &params, &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return self.written(object, next),
+                Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => {
+                    return debug!(object = %object.name, "changed or deleted since it was read");
                 }
+                Err(err) => err,
+            };
+            // The same patch again is safe: it carries the version it was decided from.
+            if wait > RETRY_LAST {
+                warn!(error = %err, object = %object.name, "cannot label an object for its shard; listing the objects again");
+                return self.failed.notify_one();
             }
-            Err(kube::Error::Api(status)) if status.code == 409 || status.code == 404 => {
-                debug!(object = %object.name, "changed or deleted since it was read");
-            }
-            Err(err) => {
-                warn!(error = %err, object = %object.name, "cannot label an object for its shard")
-            }
+            warn!(error = %err, object = %object.name, "cannot label an object for its shard; retrying");
+            tokio::time::sleep(wait).await;
+            wait *= 2;
+        }
+    }
+
+    /// Logs and counts the patch `next` written on `object`.
+    fn written(&self, object: &Seen, next: &Move) {
+        debug!(controller = self.controller, object = %object.name, ?next, "sharded");
+        let metrics = &self.ctx.metrics;
+        match next {
+            Move::Assign { reason, .. } => metrics.assigned(self.controller, reason.label()),
+            Move::Drain => metrics.assigned(self.controller, "drain"),
+            Move::Keep => {}
         }
     }
 }
