@@ -177,7 +177,8 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
 
     churning.store(false, Ordering::Relaxed);
     churn.join().unwrap();
-    stop_without_overlaps(&project, ("shard-b", dead), replicas);
+
+    stop_without_overlaps(&project, vec![("shard-b", dead.log())], replicas);
 }
 
 /// The server-side mode (`--sharding-mode=server`) on an API server with the feature gate
@@ -365,18 +366,57 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
 
     churning.store(false, Ordering::Relaxed);
     churn.join().unwrap();
+
+    // Objects that leave a replica and come back unchanged are reconciled there again: a fifth
+    // replica joins, takes its share, and leaves (SIGTERM: it releases its Lease). Its objects
+    // leave the others' selections silently, and come back in a new list as they were.
+    replicas.insert("shard-e", start("shard-e"));
+    let five = ["shard-a", "shard-c", "shard-d", "shard-e"];
+    project.wait(
+        "the ring record settled on shard-e too",
+        60,
+        || logs(&replicas),
+        || settled(&five),
+    );
+    let with_e = Ring::new(five);
+    let went: BTreeMap<String, u64> = uids()
+        .into_iter()
+        .filter(|(_, at)| with_e.owner_at(*at) == Some("shard-e"))
+        .collect();
+    assert!(!went.is_empty(), "shard-e took nothing");
+    project.wait(
+        "shard-e reconciled its share",
+        30,
+        || logs(&replicas),
+        || reconciled_by_owners(&replicas, &five, &went, &BTreeMap::new()),
+    );
+    let before = counts(&replicas);
+    let left = replicas.remove("shard-e").unwrap().stop_unforbidden();
+    project.wait(
+        "the objects back on their replicas, unchanged, reconciled there again",
+        30,
+        || format!("{went:?}\n{}", logs(&replicas)),
+        || settled(&live) && reconciled_by_owners(&replicas, &live, &went, &before),
+    );
+    eprintln!(
+        "server-side, a replica that left: its {} objects, back unchanged, reconciled again by their replicas",
+        went.len()
+    );
     uids(); // Still nothing labelled.
-    stop_without_overlaps(&project, ("shard-b", dead), replicas);
+    let ended = vec![("shard-b", dead.log()), ("shard-e", left)];
+    stop_without_overlaps(&project, ended, replicas);
 }
 
-/// Stops every replica (none was refused a request), checks from their merged logs and the
-/// killed replica's that no object was reconciled by two replicas at once, and uninstalls.
+/// Stops every replica (none was refused a request), checks from their merged logs and those
+/// of the replicas that `ended` (name, log) that no object was reconciled by two replicas at
+/// once, and uninstalls.
 fn stop_without_overlaps(
     project: &Project,
-    (killed, dead): (&str, Running),
+    ended: Vec<(&str, String)>,
     replicas: BTreeMap<&str, Running>,
 ) {
-    let mut logs: Vec<(String, String)> = vec![(killed.to_string(), dead.log())];
+    let ended = ended.into_iter().map(|(shard, log)| (shard.to_string(), log));
+    let mut logs: Vec<(String, String)> = ended.collect();
     for (shard, replica) in replicas {
         logs.push((shard.to_string(), replica.stop_unforbidden()));
     }
