@@ -93,6 +93,13 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
             settle(project, created.end, &format!("{replicas} pods"));
         }
     }
+    let warnings = warnings(project, usize::MAX);
+    let failed: Vec<&str> = warnings.lines().filter(|l| l.contains("cannot label")).collect();
+    eprintln!(
+        "sharder patches that failed and were sent again (the last pods' logs): {}\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
 
     undeploy_leaves_nothing(ship);
 }
@@ -337,8 +344,8 @@ fn scale(project: &Project, replicas: usize) {
     project.kubectl(&["scale", "-n", NAMESPACE, DEPLOYMENT, &replicas]);
 }
 
-/// The warnings and errors in the log of each pod, for a failure's message.
-fn warnings(project: &Project) -> String {
+/// The `last` warnings and errors in the log of each pod.
+fn warnings(project: &Project, last: usize) -> String {
     let pods = pods(project);
     let logs = pods.iter().map(|pod| {
         let output = project.kubectl_output(&["logs", "-n", NAMESPACE, pod, "-c", "manager"]);
@@ -347,7 +354,7 @@ fn warnings(project: &Project) -> String {
             .lines()
             .filter(|l| l.contains("\"WARN\"") || l.contains("\"ERROR\""))
             .collect();
-        let last = lines[lines.len().saturating_sub(10)..].join("\n");
+        let last = lines[lines.len().saturating_sub(last)..].join("\n");
         format!("{pod}:\n{last}")
     });
     logs.collect::<Vec<_>>().join("\n")
@@ -380,7 +387,7 @@ fn settle(project: &Project, count: usize, what: &str) -> BTreeMap<String, BTree
                 "pods {:?}, placement {:?}\nwarnings:\n{}",
                 pods(project),
                 placement(project),
-                warnings(project)
+                warnings(project, 10)
             )
         },
         || {
