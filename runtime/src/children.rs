@@ -236,7 +236,9 @@ impl<K: Resource + Clone> Touched<K> {
             watcher::Event::InitDone => {
                 let listed = self.listing.take().unwrap_or_default();
                 let known = std::mem::replace(&mut self.known, listed);
-                let gone = known.into_iter().filter(|(key, _)| !self.known.contains_key(key));
+                let gone = known
+                    .into_iter()
+                    .filter(|(key, _)| !self.known.contains_key(key));
                 gone.map(|(_, child)| child).collect()
             }
             watcher::Event::Apply(child) => {
@@ -405,7 +407,10 @@ mod tests {
             assert_eq!(names(named), [one.name_any()]);
         }
         assert!(touched.admit(watcher::Event::InitDone).is_empty());
-        assert_eq!(names(touched.admit(watcher::Event::Apply(c.clone()))), ["c"]);
+        assert_eq!(
+            names(touched.admit(watcher::Event::Apply(c.clone()))),
+            ["c"]
+        );
         // Listed again without b and c: both were deleted while the watch was away.
         touched.admit(watcher::Event::Init);
         touched.admit(watcher::Event::InitApply(a.clone()));

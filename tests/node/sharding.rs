@@ -94,7 +94,10 @@ fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
         }
     }
     let warnings = warnings(project, usize::MAX);
-    let failed: Vec<&str> = warnings.lines().filter(|l| l.contains("cannot label")).collect();
+    let failed: Vec<&str> = warnings
+        .lines()
+        .filter(|l| l.contains("cannot label"))
+        .collect();
     eprintln!(
         "sharder patches that failed and were sent again (the last pods' logs): {}\n{}",
         failed.len(),

@@ -245,7 +245,11 @@ fn relisted(project: &Project) {
     let mut server = project.plane.another_api_server();
     let admin = std::fs::read_to_string(&project.plane.admin).unwrap();
     let kubeconfig = project.dir.join("second.kubeconfig");
-    std::fs::write(&kubeconfig, admin.replace(&project.plane.server, &server.url())).unwrap();
+    std::fs::write(
+        &kubeconfig,
+        admin.replace(&project.plane.server, &server.url()),
+    )
+    .unwrap();
     let health = format!("--health-probe-bind-address=127.0.0.1:{}", free_port());
     let flags = [health.as_str(), "--metrics-bind-address=0"];
     let mut command = project.command(&project.manager(), &flags);
@@ -293,7 +297,13 @@ fn relisted(project: &Project) {
     });
     let patch = r#"{"data": {"foo": "changed while the manager was away"}}"#;
     let changed = project.kubectl(&[
-        "patch", "-n", "default", "configmap/relisted-changed", "--type=merge", "-p", patch,
+        "patch",
+        "-n",
+        "default",
+        "configmap/relisted-changed",
+        "--type=merge",
+        "-p",
+        patch,
     ]);
     assert!(changed.contains("patched"), "{changed}");
     project.kubectl(&["delete", "-n", "default", "configmap/relisted-deleted"]);
@@ -318,12 +328,16 @@ fn relisted(project: &Project) {
     let took = back.elapsed();
     // The restarted API server counts from zero: each of its lists is a list again.
     let lists = lists(project.plane, "guestbooks", server.port);
-    assert!(lists >= 1, "the manager's Guestbook watch resumed without a list");
+    assert!(
+        lists >= 1,
+        "the manager's Guestbook watch resumed without a list"
+    );
     eprintln!(
         "listed again ({lists} list requests) with {RELISTED} new objects: all {total} reconciled {took:.1?} after the manager's return"
     );
     // The Ledgers' finalizers need the manager.
-    let ledgers = ["relisted-changed", "relisted-deleted"].map(|name| format!("ledgers.webapp.faults.example/{name}"));
+    let ledgers = ["relisted-changed", "relisted-deleted"]
+        .map(|name| format!("ledgers.webapp.faults.example/{name}"));
     let ledgers: Vec<&str> = ledgers.iter().map(String::as_str).collect();
     project.kubectl(&[&["delete", "-n", "default", "--timeout=60s"][..], &ledgers].concat());
     manager.stop_unforbidden();

@@ -415,7 +415,9 @@ fn stop_without_overlaps(
     ended: Vec<(&str, String)>,
     replicas: BTreeMap<&str, Running>,
 ) {
-    let ended = ended.into_iter().map(|(shard, log)| (shard.to_string(), log));
+    let ended = ended
+        .into_iter()
+        .map(|(shard, log)| (shard.to_string(), log));
     let mut logs: Vec<(String, String)> = ended.collect();
     for (shard, replica) in replicas {
         logs.push((shard.to_string(), replica.stop_unforbidden()));

@@ -556,7 +556,11 @@ impl Node {
 /// kube-apiserver with `flags` on `port`, logging to `log`.
 fn api_server(assets: &Path, flags: &[String], port: u16, log: &Path) -> Supervised {
     let port = format!("--secure-port={port}");
-    let args: Vec<&str> = flags.iter().map(String::as_str).chain([port.as_str()]).collect();
+    let args: Vec<&str> = flags
+        .iter()
+        .map(String::as_str)
+        .chain([port.as_str()])
+        .collect();
     Supervised::start(&assets.join("kube-apiserver"), &args, log)
 }
 
@@ -592,7 +596,11 @@ impl ApiServer {
                 .output()
                 .is_ok_and(|o| o.status.success())
         });
-        assert!(ready, "the second API server is not ready:\n{}", tail(&self.log, 40));
+        assert!(
+            ready,
+            "the second API server is not ready:\n{}",
+            tail(&self.log, 40)
+        );
     }
 
     /// Kills it (SIGKILL): its connections close.
