@@ -38,6 +38,8 @@ impl Drop for Unsharded<'_> {
     }
 }
 
+// It prints what it measured (`cargo test -- --nocapture` shows it).
+#[allow(clippy::print_stderr)]
 #[test]
 fn sharded_pods_share_the_objects_through_a_deletion_and_scaling() {
     let _turn = turn();
