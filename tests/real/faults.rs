@@ -173,7 +173,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
     // The PodTemplates' history compacted away: the manager's watch cannot resume from the
     // version it last saw, and must list again.
     apply(template("during"));
-    let lists_before = lists(project.plane, "podtemplates", port(project.plane));
+    let lists_before = lists(project.plane, "podtemplates", &project.plane.server);
     compact(&project.plane.etcd);
     std::thread::sleep(OUTAGE.saturating_sub(cut.elapsed()));
     assert!(
@@ -204,7 +204,7 @@ fn the_manager_catches_up_after_the_api_server_went_away_and_under_throttling() 
                 && template_reconciled(&manager.log(), "during")
         },
     );
-    let lists = lists(project.plane, "podtemplates", port(project.plane)) - lists_before;
+    let lists = lists(project.plane, "podtemplates", &project.plane.server) - lists_before;
     assert!(
         lists >= 1,
         "the manager's PodTemplate watch resumed without a list"
@@ -321,13 +321,13 @@ fn relisted(project: &Project) {
             available_relisted(project),
             child("changed"),
             child("deleted"),
-            tail(&manager.log(), 20),
+            manager.tail(20),
         );
         std::thread::sleep(Duration::from_secs(1));
     }
     let took = back.elapsed();
     // The restarted API server counts from zero: each of its lists is a list again.
-    let lists = lists(project.plane, "guestbooks", server.port);
+    let lists = lists(project.plane, "guestbooks", &server.url());
     assert!(
         lists >= 1,
         "the manager's Guestbook watch resumed without a list"
@@ -366,12 +366,6 @@ fn available_relisted(project: &Project) -> usize {
     list.lines()
         .filter(|line| line.starts_with("relisted-") && line.ends_with(" True"))
         .count()
-}
-
-/// The last `lines` lines of `log`.
-fn tail(log: &str, lines: usize) -> String {
-    let all: Vec<&str> = log.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 /// The user's edit of the Ledger's controller: with `FAULTS_STALL=status`, a reconcile stalls
@@ -510,10 +504,9 @@ fn killed(project: &Project) {
     project.wait("the Ledger's child collected", 60, String::new, collected);
 }
 
-/// The LISTs of `resource` the API server at `port` served, by its own count.
-fn lists(plane: &crate::control_plane::ControlPlane, resource: &str, port: u16) -> u64 {
-    let server = format!("{}:{port}", plane.server.rsplit_once(':').unwrap().0);
-    let metrics = plane.kubectl(&["--server", &server, "get", "--raw", "/metrics"]);
+/// The LISTs of `resource` the API server at `server` served, by its own count.
+fn lists(plane: &crate::control_plane::ControlPlane, resource: &str, server: &str) -> u64 {
+    let metrics = plane.kubectl(&["--server", server, "get", "--raw", "/metrics"]);
     let metrics = String::from_utf8_lossy(&metrics.stdout).into_owned();
     let resource = format!("resource=\"{resource}\"");
     let counts = metrics.lines().filter(|l| {
@@ -524,11 +517,6 @@ fn lists(plane: &crate::control_plane::ControlPlane, resource: &str, port: u16) 
     counts
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64
-}
-
-/// The port of the shared API server.
-fn port(plane: &crate::control_plane::ControlPlane) -> u16 {
-    plane.server.rsplit_once(':').unwrap().1.parse().unwrap()
 }
 
 /// Compacts etcd's history up to its current revision, through its JSON gateway.

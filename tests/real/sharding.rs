@@ -51,7 +51,7 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
     let logs = |replicas: &BTreeMap<&str, Running>| {
         replicas
             .iter()
-            .map(|(shard, r)| format!("--- {shard}\n{}", tail(&r.log())))
+            .map(|(shard, r)| format!("--- {shard}\n{}", r.tail(40)))
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -87,7 +87,7 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
         project.wait(
             &format!("{shard} reconciles its share"),
             30,
-            || tail(&replica.log()),
+            || replica.tail(40),
             || {
                 reconciled(&replica.log())
                     .keys()
@@ -137,7 +137,7 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
         project.wait(
             &format!("{key}, created during the handover, reconciled by {owner}"),
             30,
-            || tail(&replicas[owner.as_str()].log()),
+            || replicas[owner.as_str()].tail(40),
             || reconciled(&replicas[owner.as_str()].log()).contains_key(&key),
         );
     }
@@ -245,7 +245,7 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
     let logs = |replicas: &BTreeMap<&str, Running>| {
         replicas
             .iter()
-            .map(|(shard, r)| format!("--- {shard}\n{}", tail(&r.log())))
+            .map(|(shard, r)| format!("--- {shard}\n{}", r.tail(40)))
             .collect::<Vec<_>>()
             .join("\n")
     };
@@ -656,10 +656,4 @@ fn overlaps(logs: &[(String, String)]) -> Vec<String> {
         }
     }
     found
-}
-
-/// The last 40 lines of `log`.
-fn tail(log: &str) -> String {
-    let lines: Vec<&str> = log.lines().collect();
-    lines[lines.len().saturating_sub(40)..].join("\n")
 }

@@ -569,7 +569,7 @@ fn api_server(assets: &Path, flags: &[String], port: u16, log: &Path) -> Supervi
 pub struct ApiServer {
     /// `https://<address>` without the port.
     address: String,
-    pub port: u16,
+    port: u16,
     assets: PathBuf,
     flags: Vec<String>,
     log: PathBuf,

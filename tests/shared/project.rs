@@ -376,6 +376,13 @@ impl Running {
         fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// The last `lines` lines of its log.
+    pub fn tail(&self, lines: usize) -> String {
+        let log = self.log();
+        let all: Vec<&str> = log.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
     /// Stops the manager with SIGTERM, checks that it exits cleanly and that the API server
     /// refused none of its requests (the generated RBAC allows all it does); its log.
     pub fn stop_unforbidden(self) -> String {
