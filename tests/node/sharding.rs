@@ -135,7 +135,7 @@ fn server_side_sharded_pods_each_watch_the_objects_on_their_arcs() {
         "the ring record settled on the three pods",
         120,
         || project.kubectl(&["get", "leases", "-n", NAMESPACE, "-o", "yaml"]),
-        || settled(project, &Ring::new(pods(project))),
+        || settled(project, &pods(project)).is_some(),
     );
 
     create(project, 0..30);
@@ -157,7 +157,7 @@ fn server_side_sharded_pods_each_watch_the_objects_on_their_arcs() {
     }
     // Each CustomPod Available: its reconciler ends awaiting a change, so only its Pod's events,
     // which each pod keeps for the owners it serves, bring it there; reconciled by its owner only.
-    let ring = Ring::new(pods(project));
+    let (ring, _) = project.ring_record(NAMESPACE, "ship");
     for (key, uid) in uids(project, "custompods.v1.ship.node.example") {
         let name = key.trim_start_matches("default/");
         let object = format!("custompods.v1.ship.node.example/{name}");
@@ -288,10 +288,9 @@ fn settle_by_uid(
         },
         || {
             let pods = pods(project);
-            let ring = Ring::new(&pods);
-            if !settled(project, &ring) {
+            let Some(ring) = settled(project, &pods) else {
                 return false;
-            }
+            };
             let uids = uids(project, &format!("guestbooks.v1.{GROUP}"));
             let keys: Vec<String> = (0..count).map(|i| format!("default/sharded-{i}")).collect();
             if !keys.iter().all(|key| uids.contains_key(key)) {
@@ -318,14 +317,17 @@ fn settle_by_uid(
     held
 }
 
-/// Whether the ring record names `ring`'s shards as its members and as settled.
-fn settled(project: &Project, ring: &Ring) -> bool {
-    let shards = ring.shards().join(",");
-    let annotations = project.jsonpath(
-        &["lease", "-n", NAMESPACE, "ship-ring"],
-        "{.metadata.annotations.sharding\\.kube-scaffold\\.io/members} {.metadata.annotations.sharding\\.kube-scaffold\\.io/settled}",
-    );
-    annotations == format!("{shards} {shards}")
+/// The ring of the ring record once it is settled on the shards `pods`.
+fn settled(project: &Project, pods: &[String]) -> Option<Ring> {
+    let (members, settled) = project.ring_record(NAMESPACE, "ship");
+    (same_shards(&members, pods) && members == settled).then_some(members)
+}
+
+/// Whether `ring`'s shards are `pods`, in any order.
+fn same_shards(ring: &Ring, pods: &[String]) -> bool {
+    let mut pods = pods.to_vec();
+    pods.sort();
+    ring.shards() == pods
 }
 
 /// The UIDs of the objects of `resource` in `default`, by `namespace/name`.
@@ -397,7 +399,10 @@ fn settle(project: &Project, count: usize, what: &str) -> BTreeMap<String, BTree
         },
         || {
             let pods = pods(project);
-            let ring = Ring::new(&pods);
+            let (ring, _) = project.ring_record(NAMESPACE, "ship");
+            if !same_shards(&ring, &pods) {
+                return false;
+            }
             let placed = placement(project);
             let keys: Vec<String> = (0..count).map(|i| format!("default/sharded-{i}")).collect();
             if !keys

@@ -36,9 +36,10 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
     let start = |shard: &str| start(&project, shard, "labels");
     let placed = || placed(&project);
     let settled = |shards: &[&str], count: usize| {
-        let ring = Ring::new(shards);
+        let (ring, _) = project.ring_record("default", "sharded");
         let placed = placed();
-        placed.len() == count
+        names(&ring) == shards
+            && placed.len() == count
             && placed
                 .iter()
                 .all(|(key, p)| !p.draining && p.shard.as_deref() == ring.owner(key))
@@ -152,20 +153,21 @@ fn replicas_share_the_objects_and_hand_them_over_without_overlap() {
     let killed = Instant::now();
     let dead = replicas.remove("shard-b").unwrap();
     let live = ["shard-a", "shard-c", "shard-d"];
-    let ring = Ring::new(live);
     project.wait(
         "the killed replica's objects reconciled again",
         LEASE.as_secs() + 30,
         || format!("{:?}\n{}", placed(), logs(&replicas)),
         || {
-            victims.iter().all(|key| {
-                let owner = ring.owner(key).unwrap();
-                let now = reconciled(&replicas[owner].log())
-                    .get(key)
-                    .copied()
-                    .unwrap_or(0);
-                now > counts[owner].get(key).copied().unwrap_or(0)
-            })
+            let (ring, _) = project.ring_record("default", "sharded");
+            names(&ring) == live
+                && victims.iter().all(|key| {
+                    let owner = ring.owner(key).unwrap();
+                    let now = reconciled(&replicas[owner].log())
+                        .get(key)
+                        .copied()
+                        .unwrap_or(0);
+                    now > counts[owner].get(key).copied().unwrap_or(0)
+                })
         },
     );
     let took = killed.elapsed();
@@ -211,13 +213,10 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
     };
     // The ring record, once it is settled on `shards`.
     let settled = |shards: &[&str]| {
-        let record = project.kubectl_output(&["get", "lease", "sharded-ring", "-o", "json"]);
-        let record: Value = serde_json::from_slice(&record.stdout).unwrap_or_default();
-        let annotations = &record["metadata"]["annotations"];
-        let joined = shards.join(",");
-        annotations["sharding.kube-scaffold.io/members"].as_str() == Some(&joined)
-            && annotations["sharding.kube-scaffold.io/settled"].as_str() == Some(&joined)
+        let (members, settled) = project.ring_record("default", "sharded");
+        names(&members) == shards && members == settled
     };
+    let ring = || project.ring_record("default", "sharded").0;
     // Whether each object of `uids` was reconciled by its owner on the ring of `shards` more
     // often than `before` says.
     let reconciled_by_owners =
@@ -225,7 +224,10 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
          shards: &[&str],
          uids: &BTreeMap<String, u64>,
          before: &BTreeMap<&str, BTreeMap<String, usize>>| {
-            let ring = Ring::new(shards);
+            let ring = ring();
+            if names(&ring) != shards {
+                return false;
+            }
             let now: BTreeMap<&str, BTreeMap<String, usize>> = replicas
                 .iter()
                 .map(|(shard, r)| (*shard, reconciled(&r.log())))
@@ -278,11 +280,11 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
         || settled(&three) && reconciled_by_owners(&replicas, &three, &uids(), &BTreeMap::new()),
     );
     // Each replica reconciled its share and nothing else: the API server sent it no other.
-    let ring = Ring::new(three);
+    let old = ring();
     for (shard, replica) in &replicas {
         let mine: BTreeSet<String> = uids()
             .into_iter()
-            .filter(|(_, at)| ring.owner_at(*at) == Some(*shard))
+            .filter(|(_, at)| old.owner_at(*at) == Some(*shard))
             .map(|(key, _)| key)
             .collect();
         assert!(mine.len() >= 8, "{shard} holds {} of 60", mine.len());
@@ -300,7 +302,8 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
     replicas.insert("shard-d", start("shard-d"));
     create(&project, 60..70);
     let four = ["shard-a", "shard-b", "shard-c", "shard-d"];
-    let (old, new) = (Ring::new(three), Ring::new(four));
+    // The sharder makes the ring of four from the record's with the fewest moves.
+    let new = old.with(four);
     // One of the objects created during the join (`guestbook-60` to `guestbook-69`).
     let created =
         |key: &str| key >= "default/guestbook-60" && key.len() == "default/guestbook-60".len();
@@ -319,6 +322,11 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
         60,
         || format!("{moving:?}\n{}", logs(&replicas)),
         || settled(&four) && reconciled_by_owners(&replicas, &four, &moving, &before),
+    );
+    assert_eq!(
+        ring(),
+        new,
+        "the sharder's ring of four is not the one predicted"
     );
     eprintln!(
         "server-side, a joining replica: {} of 60 objects moved (fair share 15)",
@@ -378,7 +386,7 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
         || logs(&replicas),
         || settled(&five),
     );
-    let with_e = Ring::new(five);
+    let with_e = ring();
     let went: BTreeMap<String, u64> = uids()
         .into_iter()
         .filter(|(_, at)| with_e.owner_at(*at) == Some("shard-e"))
@@ -410,6 +418,11 @@ fn the_api_server_filters_each_replicas_share_by_uid() {
 /// Stops every replica (none was refused a request), checks from their merged logs and those
 /// of the replicas that `ended` (name, log) that no object was reconciled by two replicas at
 /// once, and uninstalls.
+/// The names of `ring`'s shards.
+fn names(ring: &Ring) -> Vec<&str> {
+    ring.shards().iter().map(String::as_str).collect()
+}
+
 fn stop_without_overlaps(
     project: &Project,
     ended: Vec<(&str, String)>,

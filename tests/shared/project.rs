@@ -235,6 +235,26 @@ impl Project {
         String::from_utf8_lossy(&output.stdout).trim().to_string()
     }
 
+    /// The ring record of the sharded ring `ring` in `namespace` (the Lease `<ring>-ring`): its
+    /// members and its settled ring, empty while there is none.
+    pub fn ring_record(
+        &self,
+        namespace: &str,
+        ring: &str,
+    ) -> (
+        kube_scaffold_runtime::sharding::ring::Ring,
+        kube_scaffold_runtime::sharding::ring::Ring,
+    ) {
+        use kube_scaffold_runtime::sharding::ring::Ring;
+        let record = self.jsonpath(
+            &["lease", "-n", namespace, &format!("{ring}-ring")],
+            "{.metadata.annotations.sharding\\.kube-scaffold\\.io/members} {.metadata.annotations.sharding\\.kube-scaffold\\.io/settled}",
+        );
+        let (members, settled) = record.split_once(' ').unwrap_or((&record, ""));
+        let parse = |text: &str| Ring::parse(text).unwrap_or_default();
+        (parse(members), parse(settled))
+    }
+
     /// Applies the manager's identity and rights exactly as config/default deploys them (its
     /// Namespace, ServiceAccount, roles and bindings), and returns a kubeconfig with a token of
     /// that ServiceAccount, `<name>-controller-manager` in `namespace`, and the token.

@@ -15,6 +15,7 @@
 //!   then does the sharder name the new shard. An object on a dead shard (its Lease expired or
 //!   released) moves at once. No object is ever reconciled by two replicas at once.
 
+pub(crate) mod record;
 pub(crate) mod replica;
 pub mod ring;
 pub(crate) mod server;

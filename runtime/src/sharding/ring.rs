@@ -1,76 +1,135 @@
-//! The consistent-hash ring that places each object on one shard: every replica that computes
-//! it from the same live shards places every object alike.
+//! The ring that places each object on one shard: the positions (64-bit hashes) are cut into
+//! [`SLOTS`] equal slots, and each slot belongs to one shard. The sharder keeps the table from
+//! one set of live shards to the next with the fewest moves ([`Ring::with`]) and publishes it
+//! in the ring record, so that every replica places every object alike.
 
+use std::fmt;
 use std::hash::Hasher as _;
 
 use fnv::FnvHasher;
 
-/// How many points each shard has on the ring: the busiest of 3 shards then carries under 10%
-/// over the mean (docs/scaling.md, `scripts/simulate-sharding`).
-pub const POINTS_PER_SHARD: usize = 256;
+/// How many slots the ring has: each of S shards holds `SLOTS / S` of them, rounded up or
+/// down, so the busiest of 5 holds 0.6% over the mean (docs/scaling.md). More slots balance
+/// more shards as well, at the cost of a longer server-side selector (one term per run of a
+/// shard's adjacent slots).
+pub const SLOTS: usize = 512;
 
-/// The shards at their points, sorted by point.
+/// The bits of a position below its slot's.
+const SLOT_SHIFT: u32 = 64 - SLOTS.trailing_zeros();
+
+/// The live shards and the slot table: which shard holds each slot.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Ring {
-    points: Vec<(u64, usize)>,
     shards: Vec<String>,
+    /// Per slot, the index in `shards` of its shard; empty when there is no shard.
+    slots: Vec<u16>,
 }
 
 impl Ring {
-    /// The ring of `shards` (the order does not matter), each at [`POINTS_PER_SHARD`] points:
-    /// the hashes of `<shard>-<i>`.
+    /// The ring of `shards` (the order does not matter) made from nothing: the same table
+    /// wherever it is computed.
     pub fn new<S: AsRef<str>>(shards: impl IntoIterator<Item = S>) -> Self {
+        Self::default().with(shards)
+    }
+
+    /// The ring of the live shards `shards`, from this one with the fewest slots moved: a dead
+    /// shard's slots go to the others, a new shard takes its share from the busiest, and no
+    /// slot moves between two shards that stay, but to even their counts out. Each shard then
+    /// holds `SLOTS / S` slots, rounded up or down. Which slots move is decided by a hash of
+    /// shard and slot, so the result depends only on this table and `shards`.
+    pub fn with<S: AsRef<str>>(&self, shards: impl IntoIterator<Item = S>) -> Self {
         let mut shards: Vec<String> = shards.into_iter().map(|s| s.as_ref().to_string()).collect();
         shards.sort();
         shards.dedup();
-        let mut points: Vec<(u64, usize)> = shards
-            .iter()
-            .enumerate()
-            .flat_map(|(index, shard)| {
-                (0..POINTS_PER_SHARD).map(move |i| (point(&format!("{shard}-{i}")), index))
+        if shards.is_empty() {
+            return Self::default();
+        }
+        // Each slot's shard as an index into `shards`; `None`: its shard is gone.
+        let mut owners: Vec<Option<usize>> = match self.slots.is_empty() {
+            true => vec![None; SLOTS],
+            false => self
+                .slots
+                .iter()
+                .map(|&i| shards.binary_search(&self.shards[usize::from(i)]).ok())
+                .collect(),
+        };
+        let mut held = vec![0usize; shards.len()];
+        for owner in owners.iter().flatten() {
+            held[*owner] += 1;
+        }
+        // The quotas: the busiest shards keep the rounding's extra slots.
+        let mut by_load: Vec<usize> = (0..shards.len()).collect();
+        by_load.sort_by_key(|&i| (std::cmp::Reverse(held[i]), i));
+        let mut quota = vec![SLOTS / shards.len(); shards.len()];
+        for &i in by_load.iter().take(SLOTS % shards.len()) {
+            quota[i] += 1;
+        }
+        // Shards over their quota give up the slots they hold by the weakest claim.
+        for (shard, name) in shards.iter().enumerate() {
+            let excess = held[shard].saturating_sub(quota[shard]);
+            if excess == 0 {
+                continue;
+            }
+            let mut mine: Vec<usize> = (0..SLOTS).filter(|&s| owners[s] == Some(shard)).collect();
+            mine.sort_by_key(|&slot| (claim(name, slot), slot));
+            for &slot in &mine[..excess] {
+                owners[slot] = None;
+            }
+            held[shard] = quota[shard];
+        }
+        // The free slots go to the shards under their quota, the strongest claims first.
+        let mut claims: Vec<(u64, usize, usize)> = (0..SLOTS)
+            .filter(|&slot| owners[slot].is_none())
+            .flat_map(|slot| {
+                let shards = &shards;
+                let held = &held;
+                let quota = &quota;
+                (0..shards.len())
+                    .filter(move |&shard| held[shard] < quota[shard])
+                    .map(move |shard| (claim(&shards[shard], slot), slot, shard))
             })
             .collect();
-        points.sort_unstable();
-        Self { points, shards }
+        claims.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, slot, shard) in claims {
+            if owners[slot].is_none() && held[shard] < quota[shard] {
+                owners[slot] = Some(shard);
+                held[shard] += 1;
+            }
+        }
+        let slots = owners
+            .into_iter()
+            .map(|owner| u16::try_from(owner.expect("the quotas add up to SLOTS")).unwrap_or(0))
+            .collect();
+        Self { shards, slots }
     }
 
-    /// The shard of the object `key` (`namespace/name`): the first shard point clockwise of the
-    /// key's own; `None` on an empty ring.
+    /// The shard of the object `key` (`namespace/name`) in the label mode; `None` on an empty
+    /// ring.
     pub fn owner(&self, key: &str) -> Option<&str> {
         self.owner_at(point(key))
     }
 
-    /// The shard of the position `at`: the first shard point clockwise of it (at it or after);
-    /// `None` on an empty ring. The server-side mode places an object at [`uid_position`].
+    /// The shard of the position `at`; `None` on an empty ring. The server-side mode places an
+    /// object at [`uid_position`].
     pub fn owner_at(&self, at: u64) -> Option<&str> {
-        if self.points.is_empty() {
-            return None;
-        }
-        let index = self.points.partition_point(|(p, _)| *p < at) % self.points.len();
-        Some(&self.shards[self.points[index].1])
+        let slot = usize::try_from(at >> SLOT_SHIFT).ok()?;
+        let index = *self.slots.get(slot)?;
+        Some(&self.shards[usize::from(index)])
     }
 
-    /// The positions `shard` owns: the arc up to and including each of its points from the
-    /// point before, and, for the shard of the first point, the arc past the last one.
+    /// The positions `shard` holds: its slots, adjacent ones merged.
     pub fn arcs(&self, shard: &str) -> Ranges {
-        let Some(index) = self.shards.iter().position(|s| s == shard) else {
+        let Ok(index) = self.shards.binary_search_by(|s| s.as_str().cmp(shard)) else {
             return Ranges::default();
         };
-        let mut arcs = Vec::new();
-        let mut from = 0u128;
-        for &(point, owner) in &self.points {
-            if owner == index {
-                arcs.push((from, u128::from(point) + 1));
-            }
-            from = u128::from(point) + 1;
-        }
-        if self
-            .points
-            .first()
-            .is_some_and(|&(_, owner)| owner == index)
-        {
-            arcs.push((from, END));
-        }
+        let width = 1u128 << SLOT_SHIFT;
+        let arcs: Vec<(u128, u128)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|&(_, &owner)| usize::from(owner) == index)
+            .map(|(slot, _)| (slot as u128 * width, (slot as u128 + 1) * width))
+            .collect();
         Ranges::from(arcs)
     }
 
@@ -78,6 +137,52 @@ impl Ring {
     pub fn shards(&self) -> &[String] {
         &self.shards
     }
+
+    /// The ring written as [`Display`](fmt::Display) writes it: `None` unless `text` is one.
+    /// A list of shards alone (`a,b,c`, as records of earlier versions hold) is the ring of
+    /// those shards made from nothing.
+    pub fn parse(text: &str) -> Option<Self> {
+        let (names, table) = text.split_once(';').unwrap_or((text, ""));
+        let shards: Vec<String> = names
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+        if table.is_empty() {
+            return Some(Self::new(shards));
+        }
+        let slots: Vec<u16> = table
+            .split('.')
+            .map(|i| i.parse().ok())
+            .collect::<Option<_>>()?;
+        let sorted = shards.windows(2).all(|w| w[0] < w[1]);
+        let valid = slots.len() == SLOTS && slots.iter().all(|&i| usize::from(i) < shards.len());
+        (sorted && valid).then_some(Self { shards, slots })
+    }
+}
+
+impl fmt::Display for Ring {
+    /// `<shard>,<shard>,…;<index>.<index>.…`: the shards, then each slot's shard by its index
+    /// among them; nothing for the empty ring.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.shards.is_empty() {
+            return Ok(());
+        }
+        write!(f, "{};", self.shards.join(","))?;
+        for (i, slot) in self.slots.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            write!(f, "{slot}")?;
+        }
+        Ok(())
+    }
+}
+
+/// How strongly `shard` claims `slot`: a hash of both, so that every table is computed alike
+/// and the slots that move are spread over the ring.
+fn claim(shard: &str, slot: usize) -> u64 {
+    point(&format!("{shard}/{slot}"))
 }
 
 /// The end of the ring, past its last position: 2^64.
@@ -214,19 +319,38 @@ mod tests {
     }
 
     /// Pod names as a Deployment makes them: alike but for their last characters.
+    fn pods(count: usize) -> Vec<String> {
+        (0..count)
+            .map(|i| format!("op-7d9f8b6c5d-x{i:x}k9p"))
+            .collect()
+    }
+
+    /// How many slots each shard of `ring` holds.
+    fn slots(ring: &Ring) -> Vec<usize> {
+        let mut held = vec![0; ring.shards().len()];
+        for &i in &ring.slots {
+            held[usize::from(i)] += 1;
+        }
+        held
+    }
+
     #[test]
-    fn the_busiest_of_three_shards_carries_at_most_a_tenth_over_the_mean() {
-        let shards = [
-            "op-7d9f8b6c5d-x2k9p",
-            "op-7d9f8b6c5d-x2k9q",
-            "op-7d9f8b6c5d-4mz7t",
-        ];
+    fn each_shard_holds_its_share_of_the_slots_rounded() {
+        for count in 1..=12 {
+            let ring = Ring::new(pods(count));
+            let held = slots(&ring);
+            let (fewest, most) = (held.iter().min().unwrap(), held.iter().max().unwrap());
+            assert!(most - fewest <= 1, "{count} shards: {held:?}");
+            assert_eq!(held.iter().sum::<usize>(), SLOTS);
+        }
         let keys = keys(30_000);
-        let ring = Ring::new(shards);
-        let loads = loads(&ring, &keys);
-        assert_eq!(loads.len(), 3, "{loads:?}");
-        let busiest = *loads.values().max().unwrap() as f64;
-        assert!(busiest / 10_000.0 <= 1.10, "{loads:?}");
+        for count in [3, 5] {
+            let ring = Ring::new(pods(count));
+            let loads = loads(&ring, &keys);
+            let busiest = *loads.values().max().unwrap() as f64;
+            let mean = keys.len() as f64 / count as f64;
+            assert!(busiest / mean <= 1.03, "{count} shards: {loads:?}");
+        }
     }
 
     #[test]
@@ -234,10 +358,10 @@ mod tests {
         let ring = Ring::new(["shard-0", "shard-1", "shard-2"]);
         let arcs: Vec<Ranges> = ring.shards().iter().map(|s| ring.arcs(s)).collect();
         let mut at = 0x9e37_79b9_7f4a_7c15u64;
-        let edges = ring
-            .points
-            .iter()
-            .flat_map(|&(p, _)| [p, p.wrapping_add(1)]);
+        let edges = (0..SLOTS as u64).flat_map(|slot| {
+            let first = slot << SLOT_SHIFT;
+            [first, first.wrapping_sub(1)]
+        });
         let random = (0..20_000).map(|_| {
             at = at.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             at
@@ -254,10 +378,8 @@ mod tests {
             .map(|(s, e)| e - s)
             .sum();
         assert_eq!(total, END, "the arcs cover the ring once");
-        assert!(
-            arcs.iter()
-                .all(|a| a.ranges().len() <= POINTS_PER_SHARD + 1)
-        );
+        // The server-side selector has a term per range.
+        assert!(arcs.iter().all(|a| a.ranges().len() <= SLOTS / 3));
     }
 
     #[test]
@@ -287,24 +409,73 @@ mod tests {
     }
 
     #[test]
-    fn a_joining_or_leaving_shard_moves_about_its_fair_share() {
-        let keys = keys(30_000);
-        let three = Ring::new(["shard-0", "shard-1", "shard-2"]);
-        let four = Ring::new(["shard-0", "shard-1", "shard-2", "shard-3"]);
+    fn a_join_or_a_leave_moves_the_fair_share_of_slots_and_nothing_between_others() {
         let moved = |from: &Ring, to: &Ring| {
-            keys.iter().filter(|k| from.owner(k) != to.owner(k)).count() as f64 / keys.len() as f64
+            (0..SLOTS)
+                .filter(|&s| {
+                    from.owner_at((s as u64) << SLOT_SHIFT) != to.owner_at((s as u64) << SLOT_SHIFT)
+                })
+                .count()
         };
-        let join = moved(&three, &four);
-        assert!(join <= 0.25 * 1.1, "moved {join} on a join, fair 0.25");
-        // Only to the new shard: nothing moves between the shards that stay.
-        for key in &keys {
-            let (before, after) = (three.owner(key).unwrap(), four.owner(key).unwrap());
+        let mut ring = Ring::new(pods(3));
+        let mut live = pods(3);
+        for (step, next) in [
+            (0, "joins"),
+            (1, "joins"),
+            (2, "leaves"),
+            (3, "joins"),
+            (4, "leaves"),
+        ] {
+            let before = ring.clone();
+            let newcomer = format!("new-{step}");
+            match next {
+                "joins" => live.push(newcomer.clone()),
+                _ => {
+                    live.remove(step % live.len());
+                }
+            }
+            ring = ring.with(&live);
+            let held = slots(&ring);
             assert!(
-                before == after || after == "shard-3",
-                "{key}: {before} -> {after}"
+                held.iter().max().unwrap() - held.iter().min().unwrap() <= 1,
+                "{held:?}"
             );
+            let fair = SLOTS.div_ceil(live.len() + usize::from(next == "leaves"));
+            assert!(
+                moved(&before, &ring) <= fair,
+                "step {step}: {} > {fair}",
+                moved(&before, &ring)
+            );
+            for slot in 0..SLOTS {
+                let at = (slot as u64) << SLOT_SHIFT;
+                let (was, is) = (before.owner_at(at).unwrap(), ring.owner_at(at).unwrap());
+                let stays =
+                    |s: &str| live.iter().any(|l| l == s) && before.shards().iter().any(|b| b == s);
+                assert!(
+                    was == is || !stays(was) || !stays(is),
+                    "slot {slot}: {was} -> {is}"
+                );
+            }
         }
-        let leave = moved(&four, &three);
-        assert!(leave <= 0.25 * 1.1, "moved {leave} on a leave, fair 0.25");
+        assert_eq!(ring.with(&live), ring, "the same shards: nothing moves");
+        assert_eq!(ring.with(Vec::<String>::new()), Ring::default());
+    }
+
+    #[test]
+    fn a_ring_reads_back_as_written() {
+        let ring = Ring::new(["b", "a", "c"]).with(["a", "c", "d"]);
+        let text = ring.to_string();
+        assert!(text.starts_with("a,c,d;"), "{text}");
+        assert_eq!(Ring::parse(&text), Some(ring));
+        assert_eq!(
+            Ring::parse("a,b"),
+            Some(Ring::new(["a", "b"])),
+            "an earlier record"
+        );
+        assert_eq!(Ring::parse(""), Some(Ring::default()));
+        assert_eq!(Ring::default().to_string(), "");
+        for bad in ["a,b;0.1", "a;1.0", "b,a;0", "a;x"] {
+            assert_eq!(Ring::parse(bad), None, "{bad}");
+        }
     }
 }

@@ -25,111 +25,17 @@ use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Client, Resource, ResourceExt};
+use kube::{Client, Resource};
 use tokio::sync::watch;
 use tracing::{debug, info, warn};
 
 use super::Shard;
+use super::record::{ACK, Record, annotations, record_name};
 use super::ring::{Ranges, Ring, uid_position};
 use crate::controller::{Context, Scoped};
 
-/// The annotation of the ring record that counts its changes.
-const GENERATION: &str = "sharding.kube-scaffold.io/generation";
-/// The annotation of the ring record that names the members of the ring.
-const MEMBERS: &str = "sharding.kube-scaffold.io/members";
-/// The annotation of the ring record that names the members of the last settled ring.
-const SETTLED: &str = "sharding.kube-scaffold.io/settled";
-/// The prefix of a shard's acknowledgement on the ring record: `<prefix><shard>: <generation>`.
-const ACK: &str = "ack.sharding.kube-scaffold.io/";
-
 /// How often a replica that narrowed looks whether its reconciles outside its arcs ended.
 const DRAIN_POLL: Duration = Duration::from_millis(50);
-
-/// The ring as the sharder published it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Record {
-    pub(crate) generation: u64,
-    /// The live shards, as the sharder last saw them.
-    pub(crate) members: Ring,
-    /// The last ring every replica settled on: while it differs from `members`, a replica
-    /// serves only the arcs it owns under both.
-    pub(crate) settled: Ring,
-    /// The generation each shard last acknowledged.
-    pub(crate) acks: BTreeMap<String, u64>,
-    /// The Lease's resource version, which the sharder's writes are conditioned on.
-    version: Option<String>,
-}
-
-impl Record {
-    /// The record `lease` holds.
-    fn read(lease: &Lease) -> Self {
-        let annotations = lease.annotations();
-        let ring = |key: &str| {
-            Ring::new(
-                annotations
-                    .get(key)
-                    .map(String::as_str)
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter(|s| !s.is_empty()),
-            )
-        };
-        Self {
-            generation: annotations
-                .get(GENERATION)
-                .and_then(|g| g.parse().ok())
-                .unwrap_or(0),
-            members: ring(MEMBERS),
-            settled: ring(SETTLED),
-            acks: annotations
-                .iter()
-                .filter_map(|(key, value)| {
-                    Some((key.strip_prefix(ACK)?.to_string(), value.parse().ok()?))
-                })
-                .collect(),
-            version: lease.resource_version(),
-        }
-    }
-
-    /// The positions `shard` serves under this record: those it owns under the members and
-    /// under the settled ring.
-    pub(crate) fn target(&self, shard: &str) -> Ranges {
-        self.members
-            .arcs(shard)
-            .intersect(&self.settled.arcs(shard))
-    }
-
-    /// Whether every member acknowledged this generation.
-    fn acknowledged(&self) -> bool {
-        self.members
-            .shards()
-            .iter()
-            .all(|shard| self.acks.get(shard) == Some(&self.generation))
-    }
-
-    /// Whether going from the settled ring to `live` takes nothing from a live shard: then no
-    /// shard has anything to drain, and the new ring settles at once.
-    fn only_gains(&self, live: &Ring) -> bool {
-        live.shards().iter().all(|shard| {
-            let before = self.settled.arcs(shard);
-            before.intersect(&live.arcs(shard)) == before
-        })
-    }
-}
-
-/// The name of the ring record of the ring `ring`.
-fn record_name(ring: &str) -> String {
-    format!("{ring}-ring")
-}
-
-/// The annotations of a record of `generation`, `members` and `settled`.
-fn annotations(generation: u64, members: &Ring, settled: &Ring) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (GENERATION.to_string(), generation.to_string()),
-        (MEMBERS.to_string(), members.shards().join(",")),
-        (SETTLED.to_string(), settled.shards().join(",")),
-    ])
-}
 
 /// What a replica serves: the positions, numbered by their changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -508,6 +414,9 @@ pub(crate) async fn publish<S>(
 
 #[cfg(test)]
 mod tests {
+    use kube::ResourceExt;
+
+    use super::super::record::{GENERATION, MEMBERS, SETTLED};
     use super::*;
 
     fn record(generation: u64, members: &[&str], settled: &[&str]) -> Record {
@@ -547,21 +456,27 @@ mod tests {
 
     #[test]
     fn a_join_settles_once_acknowledged_and_a_death_or_a_leave_at_once() {
-        fn said(record: Option<&Record>, live: &[&str]) -> (String, String, String) {
-            let next = next(record, &Ring::new(live)).expect("a write");
+        /// What the sharder writes on `record` when `live` are the live shards, and the live
+        /// ring it computed.
+        fn said(record: Option<&Record>, live: &[&str]) -> ((String, String, String), Ring) {
+            let ring = record.map_or_else(|| Ring::new(live), |r| r.members.with(live));
+            let next = next(record, &ring).expect("a write");
             let get = |key: &str| next[key].clone();
-            (get(GENERATION), get(MEMBERS), get(SETTLED))
+            ((get(GENERATION), get(MEMBERS), get(SETTLED)), ring)
         }
-        let text = |g: &str, m: &str, s: &str| (g.to_string(), m.to_string(), s.to_string());
+        let text = |g: &str, m: &Ring, s: &Ring| (g.to_string(), m.to_string(), s.to_string());
         let mut old = record(3, &["a", "b", "c"], &["a", "b", "c"]);
-        assert_eq!(said(Some(&old), &["a", "c"]), text("4", "a,c", "a,c"));
-        assert_eq!(
-            said(Some(&old), &["a", "b", "c", "d"]),
-            text("4", "a,b,c,d", "a,b,c"),
-            "narrow first"
-        );
-        assert_eq!(next(Some(&old), &Ring::new(["a", "b", "c"])), None);
-        let mut join = record(4, &["a", "b", "c", "d"], &["a", "b", "c"]);
+        let (written, left) = said(Some(&old), &["a", "c"]);
+        assert_eq!(written, text("4", &left, &left), "a leave settles at once");
+        let (written, joined) = said(Some(&old), &["a", "b", "c", "d"]);
+        assert_eq!(written, text("4", &joined, &old.members), "narrow first");
+        assert_eq!(next(Some(&old), &old.members.with(["a", "b", "c"])), None);
+        let mut join = Record {
+            generation: 4,
+            members: joined.clone(),
+            settled: old.members.clone(),
+            ..Record::default()
+        };
         for shard in ["a", "b", "c"] {
             join.acks.insert(shard.into(), 4);
         }
@@ -569,18 +484,14 @@ mod tests {
         join.acks.insert("d".into(), 3);
         assert_eq!(next(Some(&join), &join.members.clone()), None, "d has not");
         join.acks.insert("d".into(), 4);
-        assert_eq!(
-            said(Some(&join), &["a", "b", "c", "d"]),
-            text("4", "a,b,c,d", "a,b,c,d")
-        );
-        assert_eq!(said(None, &["a"]), text("1", "a", ""));
+        let (written, _) = said(Some(&join), &["a", "b", "c", "d"]);
+        assert_eq!(written, text("4", &joined, &joined));
+        let (written, first) = said(None, &["a"]);
+        assert_eq!(written, text("1", &first, &Ring::default()));
         assert_eq!(next(None, &Ring::default()), None);
         old.settled = Ring::default();
-        assert_eq!(
-            said(Some(&old), &["a", "b"]),
-            text("4", "a,b", "a,b"),
-            "nothing to lose"
-        );
+        let (written, two) = said(Some(&old), &["a", "b"]);
+        assert_eq!(written, text("4", &two, &two), "nothing to lose");
     }
 
     /// The shard `a` of the ring `ring` in `mode`, serving nothing yet.
@@ -697,20 +608,5 @@ mod tests {
         let echoed = serde_json::json!({ "shardInfo": { "selector": "shardRange(..)" } });
         let (client, _) = answering(leases(echoed));
         check_server(&client, "system").await.unwrap();
-    }
-
-    #[test]
-    fn a_record_is_read_from_its_annotations() {
-        let mut lease = Lease::default();
-        let mut annotations = annotations(4, &Ring::new(["b", "a"]), &Ring::new(["a"]));
-        annotations.insert(format!("{ACK}a"), "4".into());
-        annotations.insert(format!("{ACK}b"), "3".into());
-        lease.metadata.annotations = Some(annotations);
-        let record = Record::read(&lease);
-        assert_eq!(record.members.shards(), ["a", "b"]);
-        assert_eq!(record.settled.shards(), ["a"]);
-        assert_eq!(record.generation, 4);
-        assert!(!record.acknowledged(), "b has not");
-        assert_eq!(record.acks[&"a".to_string()], 4);
     }
 }

@@ -17,6 +17,7 @@ use tokio::sync::{Notify, Semaphore, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
+use super::record;
 use super::ring::Ring;
 use super::{RING_LABEL, SHARD_LABEL, Shard, dynamic_api};
 use crate::children::Owner;
@@ -92,7 +93,10 @@ pub(crate) fn decide(
 /// Keeps `ring` to the live shards of `shard`'s ring, from their Leases in `namespace`, read
 /// every retry period of `timing`: a Lease whose holder is set and that changed within its
 /// duration, by this process's clock (client-go's rule: clock skew between nodes does not
-/// matter). Deletes the Leases of shards dead for [`FORGET_DEAD`].
+/// matter). Deletes the Leases of shards dead for [`FORGET_DEAD`]. Each ring is made from the
+/// last with the fewest moves, starting from the ring record's, so that a new sharder goes on
+/// from its predecessor's table; in the label mode it writes each ring there (the server-side
+/// mode publishes it through the handover instead).
 pub(crate) async fn members<S>(
     ctx: Arc<Context<S>>,
     shard: Arc<Shard>,
@@ -104,6 +108,14 @@ pub(crate) async fn members<S>(
     let params = ListParams::default().labels(&format!("{RING_LABEL}={}", shard.ring));
     // Per Lease: its record as last read and when it last changed; when it was first seen dead.
     let mut seen: HashMap<String, (LeaseSpec, Instant, Option<Instant>)> = HashMap::new();
+    let mut current = loop {
+        match record::read(&leases, &shard.ring).await {
+            Ok(record) => break record.map(|r| r.members).unwrap_or_default(),
+            Err(err) => warn!(error = %err, "cannot read the ring record; retrying"),
+        }
+        tokio::time::sleep(timing.retry_period).await;
+    };
+    let mut remembered = Some(current.clone());
     loop {
         match leases.list(&params).await {
             Ok(list) => {
@@ -143,7 +155,10 @@ pub(crate) async fn members<S>(
                     listed.insert(name, (spec, changed, dead_since));
                 }
                 seen = listed;
-                let next = Ring::new(live);
+                if !live.is_empty() {
+                    current = current.with(live);
+                }
+                let next = current.clone();
                 ring.send_if_modified(|ring| {
                     let changed = *ring != next;
                     if changed {
@@ -154,6 +169,15 @@ pub(crate) async fn members<S>(
                 });
             }
             Err(err) => warn!(error = %err, "cannot list the shards' Leases; retrying"),
+        }
+        if shard.mode == super::Mode::Labels && remembered.as_ref() != Some(&current) {
+            remembered = match record::remember(&leases, &shard.ring, &current).await {
+                Ok(()) => Some(current.clone()),
+                Err(err) => {
+                    warn!(error = %err, "cannot write the ring record; retrying");
+                    None
+                }
+            };
         }
         tokio::time::sleep(timing.retry_period).await;
     }
