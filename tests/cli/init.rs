@@ -152,3 +152,49 @@ fn output_into_a_closed_pipe_is_not_an_error() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(String::from_utf8_lossy(&output.stdout).starts_with("kube-scaffold "));
 }
+
+/// The release profile's figures in docs/project-layout.md are those of the comment `init`
+/// writes above `[profile.release]`: one measurement, printed twice.
+#[test]
+fn the_docs_print_the_release_profiles_figures_of_the_generated_cargo_toml() {
+    let (_tmp, dir) = empty_dir("figures");
+    kube_scaffold(&dir, &["init", "--domain", "example.com"]).success();
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let comment: String = manifest
+        .lines()
+        .take_while(|l| !l.starts_with("[profile.release]"))
+        .collect::<Vec<_>>()
+        .rsplit(|l| !l.starts_with('#'))
+        .next()
+        .unwrap()
+        .join("\n");
+    let figures = |text: &str| -> Vec<String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        words
+            .windows(2)
+            .filter(|w| w[1].starts_with("MiB"))
+            .map(|w| format!("{} MiB", w[0].trim_start_matches(['(', '"'])))
+            .collect()
+    };
+    let ours = figures(&comment);
+    assert!(
+        ours.len() >= 5,
+        "the comment's figures: {ours:?}\n{comment}"
+    );
+    let doc = fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/project-layout.md"
+    ))
+    .unwrap();
+    let section = doc
+        .split("## Build profiles")
+        .nth(1)
+        .and_then(|s| s.trim_start().split("\n\n").next())
+        .unwrap();
+    let mut theirs = figures(section);
+    theirs.retain(|f| f != "5.1 MiB");
+    assert_eq!(
+        theirs, ours,
+        "docs/project-layout.md:\n{section}\nCargo.toml:\n{comment}"
+    );
+}

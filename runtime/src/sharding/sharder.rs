@@ -427,4 +427,102 @@ mod tests {
         );
         assert_eq!(decide(&key, None, false, &Ring::default()), None);
     }
+
+    /// A writer of labels for `ring`'s project over a stand-in API server that answers each
+    /// label patch with the next of `codes` (200 once they run out); and the codes answered.
+    fn answering(codes: Vec<u16>) -> (Arc<Writer<()>>, Arc<std::sync::Mutex<Vec<u16>>>) {
+        use kube::client::Body;
+        let (service, mut handle) =
+            tower_test::mock::pair::<http::Request<Body>, http::Response<Body>>();
+        let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = answered.clone();
+        tokio::spawn(async move {
+            let mut codes = codes.into_iter();
+            while let Some((request, send)) = handle.next_request().await {
+                assert_eq!(request.method(), http::Method::PATCH);
+                let code = codes.next().unwrap_or(200);
+                seen.lock().unwrap().push(code);
+                let body = match code {
+                    200 => {
+                        serde_json::json!({ "apiVersion": "v1", "kind": "ConfigMap", "metadata": { "name": "object", "namespace": "default" } })
+                    }
+                    _ => {
+                        serde_json::json!({ "kind": "Status", "apiVersion": "v1", "status": "Failure", "message": "etcd timed out", "reason": "InternalError", "code": code })
+                    }
+                };
+                let response = http::Response::builder()
+                    .status(code)
+                    .body(Body::from(serde_json::to_vec(&body).unwrap()))
+                    .unwrap();
+                send.send_response(response);
+            }
+        });
+        let ctx = Arc::new(Context::new(kube::Client::new(service, "default")));
+        let writer = Writer {
+            ctx,
+            resource: ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
+            label: "shard.kube-scaffold.io/ring".into(),
+            drain: "drain.kube-scaffold.io/ring".into(),
+            controller: "configmap",
+            slots: Arc::new(Semaphore::new(PATCHES)),
+            failed: Notify::new(),
+        };
+        (Arc::new(writer), answered)
+    }
+
+    fn object() -> Seen {
+        Seen {
+            name: "object".into(),
+            namespace: Some("default".into()),
+            version: Some("7".into()),
+        }
+    }
+
+    /// A label patch the API server fails (a 500) is sent again until it is written; one that
+    /// keeps failing makes the sharder list the objects again, and one that finds the object
+    /// changed (409) is left to the change's own event.
+    #[tokio::test(start_paused = true)]
+    async fn a_failed_label_patch_is_sent_again_then_handed_to_a_new_list() {
+        let next = assign("a", Reason::New).unwrap();
+        let (writer, answered) = answering(vec![500, 503]);
+        let failed = writer.failed.notified();
+        writer.write(&object(), &next).await;
+        assert_eq!(*answered.lock().unwrap(), [500, 503, 200]);
+        assert!(
+            writer
+                .ctx
+                .metrics
+                .encode()
+                .contains(r#"sharding_assignments_total{controller="configmap",reason="new"} 1"#)
+        );
+        assert!(
+            tokio::time::timeout(Duration::from_secs(1), failed)
+                .await
+                .is_err(),
+            "written: no new list"
+        );
+
+        let (writer, answered) = writer_failing_for_ever();
+        let failed = writer.failed.notified();
+        writer.write(&object(), &next).await;
+        tokio::time::timeout(Duration::from_secs(1), failed)
+            .await
+            .expect("a new list asked for");
+        // 250 ms, 500 ms, 1 s, 2 s, 4 s apart: six tries.
+        assert_eq!(answered.lock().unwrap().len(), 6);
+
+        let (writer, answered) = answering(vec![409]);
+        let failed = writer.failed.notified();
+        writer.write(&object(), &next).await;
+        assert_eq!(*answered.lock().unwrap(), [409]);
+        assert!(
+            tokio::time::timeout(Duration::from_secs(1), failed)
+                .await
+                .is_err()
+        );
+    }
+
+    fn writer_failing_for_ever() -> (Arc<Writer<()>>, Arc<std::sync::Mutex<Vec<u16>>>) {
+        answering(vec![500; 100])
+    }
 }
