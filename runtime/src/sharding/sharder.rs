@@ -116,6 +116,10 @@ pub(crate) async fn members<S>(
         tokio::time::sleep(timing.retry_period).await;
     };
     let mut remembered = Some(current.clone());
+    // The live shards of the last read, until two reads in a row agree; a sharder that takes
+    // over a ring goes on at once.
+    let mut first: Option<Vec<String>> = None;
+    let mut started = !current.shards().is_empty();
     loop {
         match leases.list(&params).await {
             Ok(list) => {
@@ -155,6 +159,16 @@ pub(crate) async fn members<S>(
                     listed.insert(name, (spec, changed, dead_since));
                 }
                 seen = listed;
+                live.sort();
+                // The first ring of a new ring record waits until two reads agree, so that
+                // replicas started together are all in it: none is first given (and lists)
+                // what another takes a moment later.
+                if !started && first.as_ref() != Some(&live) {
+                    first = Some(live);
+                    tokio::time::sleep(timing.retry_period).await;
+                    continue;
+                }
+                started = true;
                 if !live.is_empty() {
                     current = current.with(live);
                 }

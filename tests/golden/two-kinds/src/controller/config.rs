@@ -83,14 +83,9 @@ async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Act
         // Only this controller's conditions: another manager's stay its own.
         conditions::apply_status(objects, obj, &status, CONDITIONS, FIELD_MANAGER).await?;
     }
-    let event = if available == conditions::Status::True && !was_available {
+    if available == conditions::Status::True && !was_available {
         let note = format!("{} {} is available", Object::kind(&()), obj.name_any());
-        Some((EventType::Normal, "Available", note))
-    } else {
-        None
-    };
-    if let Some((type_, reason, note)) = event {
-        ctx.publish(obj, type_, reason, note).await;
+        ctx.publish(obj, EventType::Normal, "Available", note).await;
     }
     Ok(Action::await_change())
 }
@@ -130,9 +125,6 @@ mod tests {
     use super::*;
     use crate::api::webapp::v1::ConfigSpec as Spec;
 
-    /// The test object's UID, which its children's owner references name.
-    const UID: &str = "9c8f3a52-0000-4000-8000-000000000001";
-
     /// Where the test object lives on the API server.
     fn path() -> String {
         format!("{}/test", Object::url_path(&(), None))
@@ -140,7 +132,6 @@ mod tests {
 
     fn object() -> Object {
         let mut obj = Object::new("test", Spec::default());
-        obj.meta_mut().uid = Some(UID.into());
         obj.meta_mut().generation = Some(1);
         obj
     }

@@ -86,14 +86,9 @@ async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Act
         // Only this controller's conditions: another manager's stay its own.
         conditions::apply_status(objects, obj, &status, CONDITIONS, FIELD_MANAGER).await?;
     }
-    let event = if available == conditions::Status::True && !was_available {
+    if available == conditions::Status::True && !was_available {
         let note = format!("{} {} is available", Object::kind(&()), obj.name_any());
-        Some((EventType::Normal, "Available", note))
-    } else {
-        None
-    };
-    if let Some((type_, reason, note)) = event {
-        ctx.publish(obj, type_, reason, note).await;
+        ctx.publish(obj, EventType::Normal, "Available", note).await;
     }
     Ok(Action::await_change())
 }
@@ -119,9 +114,6 @@ mod tests {
     use super::*;
     use crate::api::webapp::v1::GuestbookSpec as Spec;
 
-    /// The test object's UID, which its children's owner references name.
-    const UID: &str = "9c8f3a52-0000-4000-8000-000000000001";
-
     /// Where the test object lives on the API server.
     fn path() -> String {
         format!("{}/test", Object::url_path(&(), Some("default")))
@@ -130,14 +122,8 @@ mod tests {
     fn object() -> Object {
         let mut obj = Object::new("test", Spec::default());
         obj.meta_mut().namespace = Some("default".into());
-        obj.meta_mut().uid = Some(UID.into());
         obj.meta_mut().generation = Some(1);
         obj
-    }
-
-    /// An object as `apply` sees it.
-    fn ready() -> Object {
-        object()
     }
 
     /// A fake API server holding `obj`, and a context that talks to it.
@@ -171,9 +157,9 @@ mod tests {
 
     #[tokio::test]
     async fn an_object_gets_its_status_applied() {
-        let (ctx, server) = serving(&ready());
+        let (ctx, server) = serving(&object());
         let metrics = ctx.metrics.clone();
-        let action = observe(CONTROLLER, Arc::new(ready()), ctx, reconcile).await;
+        let action = observe(CONTROLLER, Arc::new(object()), ctx, reconcile).await;
         let action = action.expect("reconcile succeeded");
         assert_eq!(action, Action::await_change(), "resynced by the controller");
 
@@ -194,8 +180,8 @@ mod tests {
 
     #[tokio::test]
     async fn an_object_becomes_available_with_an_event() {
-        let (ctx, server) = serving(&ready());
-        reconciled(ready(), &ctx).await;
+        let (ctx, server) = serving(&object());
+        reconciled(object(), &ctx).await;
 
         assert_eq!(available(&server)["status"], "True");
         assert_eq!(available(&server)["reason"], "Reconciled");
@@ -208,8 +194,8 @@ mod tests {
 
     #[tokio::test]
     async fn an_up_to_date_status_is_not_written_again() {
-        let (ctx, server) = serving(&ready());
-        reconciled(ready(), &ctx).await;
+        let (ctx, server) = serving(&object());
+        reconciled(object(), &ctx).await;
         let stored = server.get(&path()).expect("the object");
         let obj: Object = serde_json::from_value(stored).expect("an object");
         let writes = server.writes().len();
