@@ -1,26 +1,35 @@
 //! Objects a kind owns, its children (kubebuilder's `Owns` and `SetControllerReference`).
 //!
-//! A controller lists the kinds it owns in its `OWNED` (`create api --owns apps/v1/Deployment`),
-//! each with a `Child` impl that builds the child from the owner. Then the controller watches
-//! them, so a change to a child reconciles its owner; `apply` applies each child with
-//! server-side apply under a controller owner reference (Kubernetes' garbage collector deletes
-//! it with its owner), and never takes over an object of that name that another owner, or
-//! nobody, controls; the owner's status says what the children report.
+//! A controller lists the kinds it owns in its `OWNED`, in one of two ways:
 //!
-//! The watch event of a child's own write does not reconcile its owner again (`Writes`).
+//! - `Owned::of::<Deployment>()` (`create api --owns apps/v1/Deployment`): one child of the
+//!   kind per owner, named after it, built by the kind's `Child` impl from the owner alone;
+//!   `apply` applies it and the owner's status says what it reports.
+//! - `Owned::many::<Job>()`: any number of children of the kind per owner, each named, built
+//!   and deleted by the reconcile itself, with its context and state, as kubebuilder's CronJob
+//!   makes a Job per scheduled time: [`Children`] lists an owner's children from the cache of
+//!   the owned watch, applies and deletes them.
+//!
+//! Either way the controller watches the children, so a change to one reconciles its owner;
+//! a child is applied with server-side apply under a controller owner reference (Kubernetes'
+//! garbage collector deletes it with its owner), and an object of its name that another owner,
+//! or nobody, controls is never taken over. The watch event of a child's own write does not
+//! reconcile its owner again (`Writes`).
 
+use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use futures::{FutureExt, TryStreamExt, future, stream};
+use futures::{FutureExt, Stream, TryStreamExt, future, stream};
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::rbac::v1::PolicyRule;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams};
-use kube::core::PartialObjectMeta;
-use kube::runtime::{Controller, watcher};
-use kube::{Resource, ResourceExt};
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, Preconditions};
+use kube::core::{PartialObjectMeta, PartialObjectMetaExt};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{Controller, WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -45,8 +54,9 @@ impl<O> Owner for O where
 {
 }
 
-/// A kind that objects of kind `O` own: how `O`'s controller builds it, and when it is ready.
-pub trait Child<O>:
+/// A kind whose objects can be children: namespaced, applied with server-side apply and
+/// cached.
+pub trait ChildKind:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>
     + Clone
     + Debug
@@ -56,6 +66,23 @@ pub trait Child<O>:
     + Sync
     + 'static
 {
+}
+
+impl<K> ChildKind for K where
+    K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+        + Clone
+        + Debug
+        + Serialize
+        + DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// A kind that objects of kind `O` own one of each: how `O`'s controller builds it, and when
+/// it is ready.
+pub trait Child<O>: ChildKind {
     /// The child `owner` asks for. Start from `meta(owner)`: the owner's name and namespace,
     /// labels, and the controller owner reference.
     fn build(owner: &O) -> Self;
@@ -79,24 +106,36 @@ pub enum Applied {
 /// A future that applies one child.
 pub type Applying<'a> = BoxFuture<'a, Result<Applied>>;
 
-/// One kind a controller owns, as the controller uses it: `Owned::of::<Deployment>()`.
-/// `S` is the project's state in the controller's [`Context`].
+/// One kind a controller owns, as the controller uses it: `Owned::of::<Deployment>()` or
+/// `Owned::many::<Job>()`. `S` is the project's state in the controller's [`Context`].
 pub struct Owned<O: Owner, S = ()> {
     /// Adds the watch of the children to the owner's controller.
     pub watch: fn(Controller<O>, &Context<S>) -> Controller<O>,
-    /// Builds the child of an owner and applies it with the given field manager.
+    /// Builds the child of an owner and applies it with the given field manager; for
+    /// `Owned::many`, nothing: the reconcile applies those children itself.
     pub apply: for<'a> fn(&'a O, &'a Context<S>, &'static str) -> Applying<'a>,
     /// The RBAC rules the controller needs for the children.
     pub rules: fn() -> Vec<PolicyRule>,
 }
 
 impl<O: Owner, S: Send + Sync + 'static> Owned<O, S> {
-    /// The kind `K`, owned by objects of kind `O`.
+    /// The kind `K`, one child per object of kind `O`, built by `K`'s [`Child`] impl.
     pub const fn of<K: Child<O>>() -> Self {
         Self {
             watch: watch::<O, K, S>,
             apply: applying::<O, K, S>,
-            rules: rules::<K>,
+            rules: rules::<O, K>,
+        }
+    }
+
+    /// The kind `K`, any number of children per object of kind `O`, which the reconcile
+    /// names, builds, applies and deletes through [`Children`]. They are watched whole and
+    /// cached (the metadata alone would not say a Job finished).
+    pub const fn many<K: ChildKind>() -> Self {
+        Self {
+            watch: watch_many::<O, K, S>,
+            apply: applied_by_the_reconcile::<O, S>,
+            rules: rules_many::<O, K>,
         }
     }
 }
@@ -107,13 +146,21 @@ impl<O: Owner, S: Send + Sync + 'static> Owned<O, S> {
 /// deletion of the owner waits for its children. (Where the API server enforces owner
 /// references, setting it needs `update` on `<owner's plural>/finalizers`.)
 pub fn meta<O: Resource<DynamicType = ()>>(owner: &O) -> ObjectMeta {
+    ObjectMeta {
+        name: owner.meta().name.clone(),
+        ..named(owner, "")
+    }
+}
+
+/// [`meta`] for a child called `name`: one of an owner's many children (`Owned::many`).
+pub fn named<O: Resource<DynamicType = ()>>(owner: &O, name: &str) -> ObjectMeta {
     // A sharded owner's child follows it: the shard's owned watch selects by this label.
     let labels = labels(owner)
         .into_iter()
         .chain(shard_label(owner))
         .collect();
     ObjectMeta {
-        name: owner.meta().name.clone(),
+        name: Some(name.to_string()),
         namespace: owner.meta().namespace.clone(),
         labels: Some(labels),
         owner_references: owner.controller_owner_ref(&()).map(|mut r| {
@@ -153,33 +200,77 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
 }
 
 /// Watches the children of kind `K`: their metadata only (as kube's `owns`), and only those
-/// this manager labelled (`labels`), not every object of the kind in the cluster. The event of
-/// a child's write by `apply` is dropped ([`Writes`]); a child deleted while the watch was
-/// away reconciles its owner too ([`Touched`]).
-fn watch<O: Owner, K: Child<O>, S>(controller: Controller<O>, ctx: &Context<S>) -> Controller<O> {
-    let children = ctx.api::<PartialObjectMeta<K>>();
+/// this manager labelled (`labels`), not every object of the kind in the cluster.
+fn watch<O: Owner, K: ChildKind, S>(controller: Controller<O>, ctx: &Context<S>) -> Controller<O> {
+    let events = watcher(ctx.api::<PartialObjectMeta<K>>(), config(ctx));
+    controller.owns_stream(owners_of::<O, _, S>(events, ctx))
+}
+
+/// Watches the children of kind `K` whole, as `watch` selects them, into the cache that
+/// [`Children`] reads; the cache has each change before the owner's reconcile runs for it.
+fn watch_many<O: Owner, K: ChildKind, S>(
+    controller: Controller<O>,
+    ctx: &Context<S>,
+) -> Controller<O> {
+    let (cache, writer) = reflector::store();
+    ctx.caches.insert::<O, K>(cache);
+    let events = watcher(ctx.api::<K>(), config(ctx))
+        .modify(crate::controller::slim)
+        .reflect(writer)
+        .map_ok(metadata);
+    controller.owns_stream(owners_of::<O, _, S>(events, ctx))
+}
+
+/// The watch of this manager's children, of this replica's shard when sharded by labels.
+fn config<S>(ctx: &Context<S>) -> watcher::Config {
     let selector = match ctx.shard_selector() {
         Some(shard) => format!("{},{shard}", selector()),
         None => selector(),
     };
-    let config = watcher::Config::default().labels(&selector);
+    watcher::Config::default().labels(&selector)
+}
+
+/// The children whose owners a watch's `events` reconcile: the event of a child's write by
+/// `apply` is dropped ([`Writes`]); a child deleted while the watch was away counts too
+/// ([`Touched`]).
+fn owners_of<O: Owner, C, S>(
+    events: impl Stream<Item = watcher::Result<watcher::Event<C>>> + Send + 'static,
+    ctx: &Context<S>,
+) -> impl Stream<Item = watcher::Result<C>> + Send + 'static
+where
+    C: Resource<DynamicType = ()> + Clone + Send + 'static,
+{
     let writes = ctx.writes.clone();
+    let owner_kind = O::kind(&()).to_string();
     #[cfg(feature = "sharding")]
     let shard = ctx.shard.clone();
     let mut touched = Touched::default();
-    let changed = watcher(children, config)
+    events
         .map_ok(move |event| stream::iter(touched.admit(event).into_iter().map(Ok)))
         .try_flatten()
         .try_filter(move |child| {
-            let echo = writes.is_echo::<O, _>(child);
+            let echo = writes.is_echo(&owner_kind, child);
             #[cfg(feature = "sharding")]
             let ours = (shard.as_ref())
                 .is_none_or(|shard| crate::sharding::server::serves_owner_of(shard, child));
             #[cfg(not(feature = "sharding"))]
             let ours = true;
             future::ready(!echo && ours)
-        });
-    controller.owns_stream(changed)
+        })
+}
+
+/// `event` with its objects' metadata only: what the owner's reconcile is triggered by.
+fn metadata<K: Resource<DynamicType = ()>>(
+    event: watcher::Event<K>,
+) -> watcher::Event<PartialObjectMeta<K>> {
+    let partial = |child: K| child.meta().clone().into_response_partial::<K>();
+    match event {
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(child) => watcher::Event::InitApply(partial(child)),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+        watcher::Event::Apply(child) => watcher::Event::Apply(partial(child)),
+        watcher::Event::Delete(child) => watcher::Event::Delete(partial(child)),
+    }
 }
 
 /// The children a watch event names for their owners' reconcile: the child of a change or a
@@ -262,16 +353,12 @@ impl<K: Resource + Clone> Touched<K> {
 pub(crate) struct Writes(Arc<Mutex<HashMap<String, String>>>);
 
 impl Writes {
-    /// The key of `child`, of an owner of kind `O`.
-    fn key<O, C>(child: &C) -> String
-    where
-        O: Resource<DynamicType = ()>,
-        C: Resource<DynamicType = ()>,
-    {
+    /// The key of `child`, of an owner of kind `owner`.
+    fn key<C: Resource<DynamicType = ()>>(owner: &str, child: &C) -> String {
         let meta = child.meta();
         let namespace = meta.namespace.as_deref().unwrap_or_default();
         let name = meta.name.as_deref().unwrap_or_default();
-        let (owner, api_version, kind) = (O::kind(&()), C::api_version(&()), C::kind(&()));
+        let (api_version, kind) = (C::api_version(&()), C::kind(&()));
         format!("{owner}/{api_version}/{kind}/{namespace}/{name}")
     }
 
@@ -279,20 +366,18 @@ impl Writes {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records that `apply` wrote `child`, which the API server returned.
-    fn wrote<O: Resource<DynamicType = ()>, K: Resource<DynamicType = ()>>(&self, child: &K) {
+    /// Records that `apply` wrote `child`, of an owner of kind `owner`, which the API server
+    /// returned.
+    fn wrote<K: Resource<DynamicType = ()>>(&self, owner: &str, child: &K) {
         if let Some(version) = child.meta().resource_version.clone() {
-            self.lock().insert(Self::key::<O, K>(child), version);
+            self.lock().insert(Self::key(owner, child), version);
         }
     }
 
-    /// Whether the event of `child` is that of a write of `apply`; forgets the write.
-    fn is_echo<O, K>(&self, child: &PartialObjectMeta<K>) -> bool
-    where
-        O: Resource<DynamicType = ()>,
-        K: Resource<DynamicType = ()>,
-    {
-        let written = self.lock().remove(&Self::key::<O, _>(child));
+    /// Whether the event of `child`, of an owner of kind `owner`, is that of a write of
+    /// `apply`; forgets the write.
+    fn is_echo<C: Resource<DynamicType = ()>>(&self, owner: &str, child: &C) -> bool {
+        let written = self.lock().remove(&Self::key(owner, child));
         written.is_some_and(|version| child.meta().resource_version.as_ref() == Some(&version))
     }
 }
@@ -318,46 +403,267 @@ where
     O: Resource<DynamicType = ()>,
     K: Child<O>,
 {
+    let owner_kind = O::kind(&());
+    let uid = owner.meta().uid.clone();
+    let uid = uid.ok_or_else(|| unowned::<K>(&owner_kind))?;
     let child = K::build(owner);
+    let put = put(&ctx.client, &ctx.writes, &owner_kind, &uid, &child, manager);
+    Ok(match put.await? {
+        Put::Foreign(why) => Applied::Foreign(why),
+        Put::Applied(child) => match child.not_ready() {
+            None => Applied::Ready,
+            Some(why) => Applied::NotReady(why),
+        },
+    })
+}
+
+/// What `put` did.
+enum Put<K> {
+    /// The child as the API server returned it.
+    Applied(K),
+    /// Why it was left alone: an object of its name exists that the owner does not control.
+    Foreign(String),
+}
+
+/// Applies `child`, of the object of kind `owner_kind` and UID `uid`, with server-side apply
+/// as field manager `manager`, unless an object of its name exists that the owner does not
+/// control; records the write so that its watch event does not reconcile the owner again.
+async fn put<K: ChildKind>(
+    client: &Client,
+    writes: &Writes,
+    owner_kind: &str,
+    uid: &str,
+    child: &K,
+    manager: &str,
+) -> Result<Put<K>> {
     let kind = K::kind(&());
     let invalid = |what: &str| Error::InvalidObject(format!("the {kind} of {what}"));
-    let name = child.meta().name.clone();
+    let name = child.meta().name.clone().filter(|name| !name.is_empty());
     let name = name.ok_or_else(|| invalid("an object has no name"))?;
     let namespace = child.meta().namespace.clone();
     let namespace = namespace.ok_or_else(|| invalid("an object has no namespace"))?;
-    let uid = owner.meta().uid.clone();
-    let uid = uid.ok_or_else(|| invalid("an object without a UID cannot be owned"))?;
-    let controlled = |meta: &ObjectMeta| {
-        let mut refs = meta.owner_references.iter().flatten();
-        refs.any(|r| r.controller == Some(true) && r.uid == uid)
-    };
-    if !controlled(child.meta()) {
+    if !controlled_by(child.meta(), uid) {
         return Err(invalid("an object lacks its controller owner reference"));
     }
-    let api = Api::<K>::namespaced(ctx.client.clone(), &namespace);
+    let api = Api::<K>::namespaced(client.clone(), &namespace);
     let existing = api.get_opt(&name).await?;
     if let Some(existing) = &existing
-        && !controlled(existing.meta())
+        && !controlled_by(existing.meta(), uid)
     {
-        let owner_kind = O::kind(&());
-        return Ok(Applied::Foreign(format!(
+        return Ok(Put::Foreign(format!(
             "{kind} {name} exists and is not controlled by this {owner_kind}"
         )));
     }
     let params = PatchParams::apply(manager).force();
-    let applied = api.patch(&name, &params, &Patch::Apply(&child)).await?;
+    let applied = api.patch(&name, &params, &Patch::Apply(child)).await?;
     // A new resource version: the apply changed the child, and its watch event is this write's.
     if existing.and_then(|e| e.meta().resource_version.clone()) != applied.meta().resource_version {
-        ctx.writes.wrote::<O, K>(&applied);
+        writes.wrote(owner_kind, &applied);
     }
-    Ok(match applied.not_ready() {
-        None => Applied::Ready,
-        Some(why) => Applied::NotReady(why),
-    })
+    Ok(Put::Applied(applied))
 }
 
-fn rules<K: Resource<DynamicType = ()>>() -> Vec<PolicyRule> {
-    vec![rule(&K::group(&()), &K::plural(&()), VERBS)]
+/// Whether the object of `meta` is controlled by the object of UID `uid`.
+fn controlled_by(meta: &ObjectMeta, uid: &str) -> bool {
+    let mut refs = meta.owner_references.iter().flatten();
+    refs.any(|r| r.controller == Some(true) && r.uid == uid)
+}
+
+/// The error of an owner of kind `owner_kind` that has no UID yet.
+fn unowned<K: Resource<DynamicType = ()>>(owner_kind: &str) -> Error {
+    let kind = K::kind(&());
+    Error::InvalidObject(format!(
+        "the {kind} of a {owner_kind} without a UID cannot be owned"
+    ))
+}
+
+/// The children of kind `K` of one owner, as its reconcile sees them (`Owned::many::<K>()`):
+/// listed from the cache of the owned watch, applied and deleted by the reconcile, e.g.
+///
+/// ```ignore
+/// let jobs: Children<Job> = Children::of(ctx, cronjob).await?;
+/// let active = jobs.list().iter().filter(|job| running(job)).count();
+/// let mut job = Job { metadata: children::named(cronjob, &name), spec: .. };
+/// jobs.apply(&job, FIELD_MANAGER).await?;
+/// ```
+pub struct Children<K> {
+    /// The owner's children, by namespace and name.
+    listed: Vec<Arc<K>>,
+    client: Client,
+    writes: Writes,
+    owner_kind: String,
+    /// The owner's UID; `None` before the API server gave it one (a unit test's object), when
+    /// the owner has no children.
+    uid: Option<String>,
+}
+
+impl<K: ChildKind> Children<K> {
+    /// The children of kind `K` that `owner` controls: from the cache of the owned watch once
+    /// its first list is in (kubebuilder's `List` with a `MatchingFields` on the owner), or,
+    /// where the controller has no such watch (a context made by hand in a unit test), listed
+    /// from the API server.
+    pub async fn of<O: Owner, S>(ctx: &Context<S>, owner: &O) -> Result<Self> {
+        let owner_kind = O::kind(&()).to_string();
+        let uid = owner.meta().uid.clone();
+        let mut listed: Vec<Arc<K>> = match ctx.caches.get::<O, K>() {
+            Some(cache) => {
+                cache.wait_until_ready().await.map_err(Error::other)?;
+                cache.state()
+            }
+            None => {
+                let api = match owner.meta().namespace.as_deref() {
+                    Some(namespace) => Api::<K>::namespaced(ctx.client.clone(), namespace),
+                    None => ctx.api::<K>(),
+                };
+                let listing = ListParams::default().labels(&selector());
+                let items = api.list(&listing).await?.items;
+                items.into_iter().map(Arc::new).collect()
+            }
+        };
+        listed.retain(|child| {
+            uid.as_ref()
+                .is_some_and(|uid| controlled_by(child.meta(), uid))
+        });
+        listed.sort_by(|a, b| {
+            let key = |child: &K| (child.meta().namespace.clone(), child.meta().name.clone());
+            key(a).cmp(&key(b))
+        });
+        Ok(Self {
+            listed,
+            client: ctx.client.clone(),
+            writes: ctx.writes.clone(),
+            owner_kind,
+            uid,
+        })
+    }
+
+    /// The owner's children, by namespace and name, as the reconcile began.
+    pub fn list(&self) -> &[Arc<K>] {
+        &self.listed
+    }
+
+    /// The child called `name`, in the owner's namespace, if the owner has one.
+    pub fn get(&self, name: &str) -> Option<&Arc<K>> {
+        let mut listed = self.listed.iter();
+        listed.find(|child| child.meta().name.as_deref() == Some(name))
+    }
+
+    /// Applies `child` with server-side apply as field manager `manager`, and returns it as
+    /// the API server did. Build its metadata with [`named`]. An object of its name that the
+    /// owner does not control is left alone, and the reconcile fails, to be retried.
+    pub async fn apply(&self, child: &K, manager: &str) -> Result<K> {
+        let uid = self.uid.as_deref();
+        let uid = uid.ok_or_else(|| unowned::<K>(&self.owner_kind))?;
+        let put = put(
+            &self.client,
+            &self.writes,
+            &self.owner_kind,
+            uid,
+            child,
+            manager,
+        );
+        match put.await? {
+            Put::Applied(child) => Ok(child),
+            Put::Foreign(why) => Err(Error::other(why)),
+        }
+    }
+
+    /// Deletes `child`, one of [`Children::list`], as kubebuilder's CronJob deletes its old
+    /// Jobs: in the background (its own children, a Job's pods, go after it), and only the
+    /// object listed (a UID precondition), not another made since under its name. One already
+    /// gone is not an error.
+    pub async fn delete(&self, child: &K) -> Result<()> {
+        let kind = K::kind(&());
+        let meta = child.meta();
+        let name = meta.name.as_deref().unwrap_or_default();
+        if !self
+            .uid
+            .as_ref()
+            .is_some_and(|uid| controlled_by(meta, uid))
+        {
+            let owner_kind = &self.owner_kind;
+            let why = format!("{kind} {name} is not controlled by this {owner_kind}");
+            return Err(Error::InvalidObject(why));
+        }
+        let namespace = meta.namespace.as_deref().unwrap_or_default();
+        let api = Api::<K>::namespaced(self.client.clone(), namespace);
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: meta.uid.clone(),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        match api.delete(name, &params).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+/// The caches of the kinds owned many per owner (`Owned::many`), by owner kind and child kind:
+/// filled by the owned watches, read by [`Children::of`].
+#[derive(Clone, Default)]
+pub(crate) struct Caches(Arc<Mutex<HashMap<(TypeId, TypeId), Cache>>>);
+
+/// One kind's cache: a `Store<K>`.
+type Cache = Box<dyn Any + Send + Sync>;
+
+impl Caches {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(TypeId, TypeId), Cache>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `cache`, the children of kind `K` of the owners of kind `O`.
+    fn insert<O: 'static, K: ChildKind>(&self, cache: Store<K>) {
+        let key = (TypeId::of::<O>(), TypeId::of::<K>());
+        self.lock().insert(key, Box::new(cache));
+    }
+
+    /// The cache of the children of kind `K` of the owners of kind `O`, if watched.
+    fn get<O: 'static, K: ChildKind>(&self) -> Option<Store<K>> {
+        let key = (TypeId::of::<O>(), TypeId::of::<K>());
+        let lock = self.lock();
+        lock.get(&key)?.downcast_ref::<Store<K>>().cloned()
+    }
+}
+
+impl Debug for Caches {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Caches").finish_non_exhaustive()
+    }
+}
+
+/// The `apply` of `Owned::many`: nothing, the reconcile applies those children itself.
+fn applied_by_the_reconcile<'a, O, S>(
+    _: &'a O,
+    _: &'a Context<S>,
+    _: &'static str,
+) -> Applying<'a> {
+    future::ready(Ok(Applied::Ready)).boxed()
+}
+
+fn rules_many<O: Resource<DynamicType = ()>, K: Resource<DynamicType = ()>>() -> Vec<PolicyRule> {
+    let verbs = [VERBS, &["delete"]].concat();
+    vec![
+        rule(&K::group(&()), &K::plural(&()), &verbs),
+        finalizers::<O>(),
+    ]
+}
+
+/// `update` on the owners' finalizers: setting an owner reference that blocks the owner's
+/// deletion needs it where the API server enforces owner references.
+fn finalizers<O: Resource<DynamicType = ()>>() -> PolicyRule {
+    let finalizers = format!("{}/finalizers", O::plural(&()));
+    rule(&O::group(&()), &finalizers, &["update"])
+}
+
+fn rules<O: Resource<DynamicType = ()>, K: Resource<DynamicType = ()>>() -> Vec<PolicyRule> {
+    vec![
+        rule(&K::group(&()), &K::plural(&()), VERBS),
+        finalizers::<O>(),
+    ]
 }
 
 #[cfg(test)]
@@ -447,32 +753,25 @@ mod tests {
 
     #[test]
     fn the_event_of_a_write_is_dropped_and_any_other_reconciles() {
-        use k8s_openapi::api::core::v1::{Pod, Service};
         let writes = Writes::default();
-        writes.wrote::<Pod, _>(&written("10"));
+        writes.wrote("Pod", &written("10"));
+        assert!(writes.is_echo("Pod", &event("10")), "the write's own event");
+        assert!(!writes.is_echo("Pod", &event("10")), "only once: forgotten");
+        writes.wrote("Pod", &written("11"));
         assert!(
-            writes.is_echo::<Pod, _>(&event("10")),
-            "the write's own event"
-        );
-        assert!(
-            !writes.is_echo::<Pod, _>(&event("10")),
-            "only once: forgotten"
-        );
-        writes.wrote::<Pod, _>(&written("11"));
-        assert!(
-            !writes.is_echo::<Pod, _>(&event("12")),
+            !writes.is_echo("Pod", &event("12")),
             "someone else's change"
         );
         assert!(
-            !writes.is_echo::<Pod, _>(&event("11")),
+            !writes.is_echo("Pod", &event("11")),
             "forgotten at the first event"
         );
-        writes.wrote::<Service, _>(&written("13"));
+        writes.wrote("Service", &written("13"));
         assert!(
-            !writes.is_echo::<Pod, _>(&event("13")),
+            !writes.is_echo("Pod", &event("13")),
             "another owner kind's write"
         );
-        assert!(writes.is_echo::<Service, _>(&event("13")));
+        assert!(writes.is_echo("Service", &event("13")));
     }
 
     /// The owned watch selects by `labels`: a child built from `meta` is one it sees.
@@ -486,5 +785,126 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .unwrap();
         assert_eq!(labels.get(&key), Some(&value));
+    }
+
+    /// An owner's many children, against the mock API server.
+    #[cfg(feature = "testing")]
+    mod many {
+        use http::Method;
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use kube::runtime::reflector;
+
+        use super::*;
+        use crate::testing::mock;
+
+        const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
+
+        fn owner() -> ConfigMap {
+            let mut owner = ConfigMap::default();
+            owner.metadata.name = Some("owner".into());
+            owner.metadata.namespace = Some("default".into());
+            owner.metadata.uid = Some("9c8f3a52-0000-4000-8000-000000000003".into());
+            owner
+        }
+
+        /// A child of `owner()` called `name`, as it would build one.
+        fn child(name: &str) -> ConfigMap {
+            ConfigMap {
+                metadata: named(&owner(), name),
+                ..ConfigMap::default()
+            }
+        }
+
+        fn names(children: &Children<ConfigMap>) -> Vec<String> {
+            children.list().iter().map(|c| c.name_any()).collect()
+        }
+
+        #[tokio::test]
+        async fn without_a_watch_an_owners_children_are_listed_from_the_api_server() {
+            let (ctx, server) = mock::context();
+            for name in ["b", "a"] {
+                server.insert(&format!("{CONFIGMAPS}/{name}"), &child(name));
+            }
+            // Labelled, another owner's; and one of the owner's name without the label.
+            let mut other = child("c");
+            other.metadata.owner_references.as_mut().unwrap()[0].uid = "another".into();
+            server.insert(&format!("{CONFIGMAPS}/c"), &other);
+            let mut unlabelled = child("d");
+            unlabelled.metadata.labels = None;
+            server.insert(&format!("{CONFIGMAPS}/d"), &unlabelled);
+
+            let children = Children::<ConfigMap>::of(&*ctx, &owner()).await.unwrap();
+            assert_eq!(names(&children), ["a", "b"]);
+            assert!(children.get("b").is_some() && children.get("c").is_none());
+        }
+
+        #[tokio::test]
+        async fn with_the_owned_watch_they_come_from_its_cache() {
+            let (ctx, server) = mock::context();
+            server.insert(
+                &format!("{CONFIGMAPS}/on-the-server"),
+                &child("on-the-server"),
+            );
+            let (cache, mut writer) = reflector::store();
+            ctx.caches.insert::<ConfigMap, ConfigMap>(cache);
+            writer.apply_watcher_event(&watcher::Event::Init);
+            writer.apply_watcher_event(&watcher::Event::InitApply(child("cached")));
+            writer.apply_watcher_event(&watcher::Event::InitDone);
+
+            let children = Children::<ConfigMap>::of(&*ctx, &owner()).await.unwrap();
+            assert_eq!(names(&children), ["cached"]);
+            assert!(server.sent().is_empty(), "{:?}", server.sent());
+        }
+
+        #[tokio::test]
+        async fn a_child_is_applied_unless_another_controls_its_name() {
+            let (ctx, server) = mock::context();
+            let children = Children::<ConfigMap>::of(&*ctx, &owner()).await.unwrap();
+            let applied = children.apply(&child("a"), "manager").await.unwrap();
+            assert_eq!(applied.name_any(), "a");
+            let stored = server.get(&format!("{CONFIGMAPS}/a")).expect("applied");
+            assert_eq!(stored["metadata"]["ownerReferences"][0]["controller"], true);
+
+            let mut foreign = ConfigMap::default();
+            foreign.metadata.name = Some("b".into());
+            server.insert(&format!("{CONFIGMAPS}/b"), &foreign);
+            let writes = server.writes().len();
+            let err = children.apply(&child("b"), "manager").await.unwrap_err();
+            let said = err.to_string();
+            assert_eq!(
+                said,
+                "ConfigMap b exists and is not controlled by this ConfigMap"
+            );
+            assert_eq!(
+                server.writes().len(),
+                writes,
+                "the foreign object was written"
+            );
+        }
+
+        #[tokio::test]
+        async fn a_child_is_deleted_in_the_background_and_only_the_one_listed() {
+            let (ctx, server) = mock::context();
+            let mut listed = child("a");
+            listed.metadata.uid = Some("uid-of-a".into());
+            server.insert(&format!("{CONFIGMAPS}/a"), &listed);
+            let children = Children::<ConfigMap>::of(&*ctx, &owner()).await.unwrap();
+            children.delete(&children.list()[0]).await.unwrap();
+            let deletes: Vec<_> = (server.sent().into_iter())
+                .filter(|sent| sent.method == Method::DELETE)
+                .collect();
+            assert_eq!(deletes.len(), 1, "{deletes:?}");
+            assert_eq!(deletes[0].path, format!("{CONFIGMAPS}/a"));
+            assert_eq!(deletes[0].body["propagationPolicy"], "Background");
+            assert_eq!(deletes[0].body["preconditions"]["uid"], "uid-of-a");
+            // Gone already: done.
+            children.delete(&listed).await.unwrap();
+
+            let mut foreign = child("b");
+            foreign.metadata.owner_references = None;
+            let err = children.delete(&foreign).await.unwrap_err();
+            assert!(matches!(err, Error::InvalidObject(_)), "{err}");
+            assert_eq!(server.sent().len(), 3, "no DELETE of another's object");
+        }
     }
 }

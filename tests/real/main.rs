@@ -6,6 +6,7 @@
 
 // Shared with tests/node, which uses the node's parts.
 mod cert_manager;
+mod children;
 #[allow(dead_code)]
 #[path = "../shared/control_plane.rs"]
 mod control_plane;

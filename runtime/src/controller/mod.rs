@@ -59,6 +59,8 @@ pub struct Context<S = ()> {
     pub state: S,
     /// The children's writes whose watch events are the manager's own.
     pub(crate) writes: crate::children::Writes,
+    /// The caches of the kinds owned many per owner, which `children::Children` reads.
+    pub(crate) caches: crate::children::Caches,
     /// This replica's shard, when the manager runs with `--sharding`: the controllers watch
     /// only its objects.
     #[cfg(feature = "sharding")]
@@ -83,6 +85,7 @@ impl Context {
             namespace: None,
             state: (),
             writes: Default::default(),
+            caches: Default::default(),
             #[cfg(feature = "sharding")]
             shard: None,
         }
@@ -103,6 +106,7 @@ impl<S> Context<S> {
             namespace: self.namespace,
             state,
             writes: self.writes,
+            caches: self.caches,
             #[cfg(feature = "sharding")]
             shard: self.shard,
         }

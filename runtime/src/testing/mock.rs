@@ -4,6 +4,9 @@
 //! test seeds the objects, runs a reconcile, then looks at the objects and the requests: it
 //! does not break when a reconcile makes one more call.
 //!
+//! A GET of a collection lists the objects under it that match the request's label selector
+//! (equality only: `a=b,c=d`).
+//!
 //! It is not an API server: no validation, admission, watches or resource versions.
 
 use std::collections::BTreeMap;
@@ -114,7 +117,7 @@ impl ApiServer {
         state.sent.push(Sent {
             method: method.clone(),
             path: path.clone(),
-            query,
+            query: query.clone(),
             body: body.clone(),
         });
         let refused = state
@@ -125,6 +128,9 @@ impl ApiServer {
         let (status, answer) = match refused {
             Some(status) if method != Method::GET => {
                 (status, failure(status, "Refused", "refused by the test"))
+            }
+            _ if method == Method::GET && collection(&path) => {
+                (StatusCode::OK, state.list(&path, &query))
             }
             _ => state.answer(method, &path, &content_type, body),
         };
@@ -137,6 +143,31 @@ impl ApiServer {
 }
 
 impl State {
+    /// The objects right under the collection at `path` that the label selector of `query`
+    /// selects, as a list.
+    fn list(&self, path: &str, query: &str) -> Value {
+        let selector = form_urlencoded::parse(query.as_bytes())
+            .find(|(key, _)| key == "labelSelector")
+            .map(|(_, value)| value.into_owned())
+            .unwrap_or_default();
+        let wanted: Vec<(&str, &str)> = (selector.split(','))
+            .filter_map(|pair| pair.split_once('='))
+            .collect();
+        let prefix = format!("{path}/");
+        let items = (self.objects.iter())
+            .filter(|(at, _)| {
+                at.strip_prefix(&prefix)
+                    .is_some_and(|name| !name.contains('/'))
+            })
+            .map(|(_, object)| object)
+            .filter(|object| {
+                let labels = &object["metadata"]["labels"];
+                wanted.iter().all(|(key, value)| labels[key] == *value)
+            });
+        let items: Vec<Value> = items.cloned().collect();
+        json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items})
+    }
+
     /// What the API server answers `method` on `path` with.
     fn answer(
         &mut self,
@@ -208,6 +239,16 @@ impl State {
         self.objects.insert(path.into(), object.clone());
         (StatusCode::OK, object)
     }
+}
+
+/// Whether `path` names a collection (`/api/v1/namespaces/default/configmaps`), not an object.
+fn collection(path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let rest = match segments.as_slice() {
+        ["api", _, rest @ ..] | ["apis", _, _, rest @ ..] => rest,
+        _ => return false,
+    };
+    matches!(rest, ["namespaces", _, _] | [_])
 }
 
 fn not_found(path: &str) -> (StatusCode, Value) {
