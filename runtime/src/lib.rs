@@ -6,7 +6,8 @@
 //!   probes, metrics, webhooks, leader election, the controllers, a graceful shutdown;
 //! - [`controller`]: what every reconciler shares: [`controller::Context`], the error type,
 //!   `observe` (metrics and panic recovery), the per-object backoff, RBAC rules;
-//! - [`children`]: objects a kind owns, applied with server-side apply;
+//! - [`children`]: objects a kind owns, one built from each owner or many that its reconcile
+//!   names, makes and deletes ([`children::Children`]), applied with server-side apply;
 //! - [`manifests`]: what `make manifests` writes: the CRDs, the manager's role, the webhook
 //!   configurations;
 //! - [`conditions`]: `status.conditions` as `metav1.Condition`;

@@ -48,7 +48,9 @@ const CONDITIONS: &[&str] = &[
 /// them, applies them and reports them in the status (`kube_scaffold_runtime::children`).
 const OWNED: &[Owned<Object, crate::State>] = &[
     Owned::of::<Deployment>(),
-    // More: a `Child` impl for the kind below, and `Owned::of::<Kind>()` here.
+    // More: a `Child` impl for the kind below, and `Owned::of::<Kind>()` here; or, for any
+    // number of children of a kind that `apply` names and makes, `Owned::many::<Kind>()`
+    // (`children::Children`; docs/commands.md, "Many children of one kind").
 ];
 /// The image of the pods a `Memcached` runs (`--image`).
 const IMAGE: &str = "memcached:1.6.26-alpine3.19";

@@ -53,7 +53,9 @@ const OWNED: &[Owned<Object, crate::State>] = &[
     Owned::of::<Deployment>(),
     Owned::of::<ConfigMap>(),
     Owned::of::<Guestbook>(),
-    // More: a `Child` impl for the kind below, and `Owned::of::<Kind>()` here.
+    // More: a `Child` impl for the kind below, and `Owned::of::<Kind>()` here; or, for any
+    // number of children of a kind that `apply` names and makes, `Owned::many::<Kind>()`
+    // (`children::Children`; docs/commands.md, "Many children of one kind").
 ];
 /// The image of the pods a `Site`'s workloads run.
 // TODO(user): your image; `pause` runs and does nothing.
