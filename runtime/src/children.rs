@@ -213,10 +213,18 @@ fn watch_many<O: Owner, K: ChildKind, S>(
     ctx: &Context<S>,
 ) -> Controller<O> {
     let (cache, writer) = reflector::store();
-    ctx.caches.insert::<O, K>(cache);
+    // Whether the cache has had its first list. Not the store's `wait_until_ready`: it wakes
+    // only the last of the reconciles waiting at once (a oneshot receiver keeps one waker).
+    let (listed, whole) = tokio::sync::watch::channel(false);
+    ctx.caches.insert::<O, K>(Cached { cache, whole });
     let events = watcher(ctx.api::<K>(), config(ctx))
         .modify(crate::controller::slim)
         .reflect(writer)
+        .inspect_ok(move |event| {
+            if let watcher::Event::InitDone = event {
+                listed.send_replace(true);
+            }
+        })
         .map_ok(metadata);
     controller.owns_stream(owners_of::<O, _, S>(events, ctx))
 }
@@ -506,8 +514,10 @@ impl<K: ChildKind> Children<K> {
         let owner_kind = O::kind(&()).to_string();
         let uid = owner.meta().uid.clone();
         let mut listed: Vec<Arc<K>> = match ctx.caches.get::<O, K>() {
-            Some(cache) => {
-                cache.wait_until_ready().await.map_err(Error::other)?;
+            Some(Cached { cache, mut whole }) => {
+                let stopped =
+                    |_| Error::other(format!("the watch of the {} stopped", K::plural(&())));
+                whole.wait_for(|whole| *whole).await.map_err(stopped)?;
                 cache.state()
             }
             None => {
@@ -607,8 +617,15 @@ impl<K: ChildKind> Children<K> {
 #[derive(Clone, Default)]
 pub(crate) struct Caches(Arc<Mutex<HashMap<(TypeId, TypeId), Cache>>>);
 
-/// One kind's cache: a `Store<K>`.
+/// One kind's cache: a `Cached<K>`.
 type Cache = Box<dyn Any + Send + Sync>;
+
+/// The cache of one owned kind, and whether it has had its first list.
+#[derive(Clone)]
+struct Cached<K: ChildKind> {
+    cache: Store<K>,
+    whole: tokio::sync::watch::Receiver<bool>,
+}
 
 impl Caches {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(TypeId, TypeId), Cache>> {
@@ -616,16 +633,16 @@ impl Caches {
     }
 
     /// Keeps `cache`, the children of kind `K` of the owners of kind `O`.
-    fn insert<O: 'static, K: ChildKind>(&self, cache: Store<K>) {
+    fn insert<O: 'static, K: ChildKind>(&self, cache: Cached<K>) {
         let key = (TypeId::of::<O>(), TypeId::of::<K>());
         self.lock().insert(key, Box::new(cache));
     }
 
     /// The cache of the children of kind `K` of the owners of kind `O`, if watched.
-    fn get<O: 'static, K: ChildKind>(&self) -> Option<Store<K>> {
+    fn get<O: 'static, K: ChildKind>(&self) -> Option<Cached<K>> {
         let key = (TypeId::of::<O>(), TypeId::of::<K>());
         let lock = self.lock();
-        lock.get(&key)?.downcast_ref::<Store<K>>().cloned()
+        lock.get(&key)?.downcast_ref::<Cached<K>>().cloned()
     }
 }
 
@@ -839,20 +856,37 @@ mod tests {
         }
 
         #[tokio::test]
-        async fn with_the_owned_watch_they_come_from_its_cache() {
+        async fn with_the_owned_watch_they_come_from_its_cache_once_listed() {
             let (ctx, server) = mock::context();
             server.insert(
                 &format!("{CONFIGMAPS}/on-the-server"),
                 &child("on-the-server"),
             );
             let (cache, mut writer) = reflector::store();
-            ctx.caches.insert::<ConfigMap, ConfigMap>(cache);
+            let (listed, whole) = tokio::sync::watch::channel(false);
+            ctx.caches
+                .insert::<ConfigMap, ConfigMap>(Cached { cache, whole });
             writer.apply_watcher_event(&watcher::Event::Init);
             writer.apply_watcher_event(&watcher::Event::InitApply(child("cached")));
             writer.apply_watcher_event(&watcher::Event::InitDone);
-
-            let children = Children::<ConfigMap>::of(&*ctx, &owner()).await.unwrap();
-            assert_eq!(names(&children), ["cached"]);
+            // Reconciles waiting for the first list at once: every one goes on once it is in.
+            let waiting: Vec<_> = (0..3)
+                .map(|_| {
+                    let ctx = ctx.clone();
+                    tokio::spawn(async move {
+                        Children::<ConfigMap>::of(&*ctx, &owner())
+                            .await
+                            .map(|c| names(&c))
+                    })
+                })
+                .collect();
+            tokio::task::yield_now().await;
+            listed.send_replace(true);
+            for waiting in waiting {
+                let listed = tokio::time::timeout(std::time::Duration::from_secs(5), waiting);
+                let names = listed.await.expect("woken").unwrap().unwrap();
+                assert_eq!(names, ["cached"]);
+            }
             assert!(server.sent().is_empty(), "{:?}", server.sent());
         }
 
