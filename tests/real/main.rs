@@ -24,6 +24,7 @@ mod readme;
 mod self_signed;
 mod sharding;
 mod state;
+mod tutorial;
 mod webhooks;
 
 /// The control plane on loopback: no node runs pods.

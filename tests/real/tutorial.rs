@@ -1,0 +1,294 @@
+//! docs/tutorial.md on a real API server: kubebuilder's CronJob built with the tutorial's
+//! commands and the user's files of docs/tutorial/cronjob/, checked as the tutorial says
+//! ("What the test checks"). Schedules with seconds keep it short.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::control_plane::poll;
+use crate::project::{Project, turn};
+
+const NAMESPACE: &str = "project-system";
+const TUTORIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tutorial.md");
+const FILES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tutorial/cronjob");
+const SCHEDULED_AT: &str = "batch.tutorial.kubebuilder.io/scheduled-at";
+
+/// The commands of the tutorial's console blocks, without the `$ `.
+fn commands() -> Vec<String> {
+    let text = fs::read_to_string(TUTORIAL).unwrap();
+    let mut commands = Vec::new();
+    let mut console = false;
+    for line in text.lines() {
+        match line {
+            "```console" => console = true,
+            "```" => console = false,
+            _ if console => commands.extend(line.strip_prefix("$ ").map(String::from)),
+            _ => {}
+        }
+    }
+    commands
+}
+
+/// The tutorial's project: its commands run, its files copied in.
+fn the_tutorials_project() -> Project {
+    let commands = commands();
+    assert_eq!(commands[0], "mkdir project && cd project", "{commands:?}");
+    let init = commands[1]
+        .strip_prefix("kube-scaffold init ")
+        .expect("init");
+    let project = Project::init("project", &init.split(' ').collect::<Vec<_>>());
+    for command in &commands[2..] {
+        let words: Vec<&str> = command.split(' ').collect();
+        match words[0] {
+            "kube-scaffold" => project.scaffold(&words[1..]),
+            "cargo" => drop(project.run("cargo", &words[1..])),
+            other => panic!("a command the test does not know: {other}"),
+        }
+    }
+    copy(Path::new(FILES), &project.dir);
+    project
+}
+
+/// Copies the files under `from` to the same paths under `to`.
+fn copy(from: &Path, to: &Path) {
+    for entry in fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy(&path, &target);
+        } else {
+            assert!(
+                target.exists(),
+                "not a generated file: {}",
+                target.display()
+            );
+            fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// A CronJob called `name` on `schedule`, with more of its spec in `spec` (`key: value`
+/// lines). Its Jobs name another controller, so that Kubernetes' leaves them alone.
+fn cronjob(name: &str, schedule: &str, spec: &[&str]) -> String {
+    let spec = spec.join("\n  ");
+    format!(
+        "apiVersion: batch.tutorial.kubebuilder.io/v1
+kind: CronJob
+metadata: {{name: {name}, namespace: default}}
+spec:
+  schedule: '{schedule}'
+  {spec}
+  jobTemplate:
+    spec:
+      managedBy: kube-scaffold.test/nobody
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{{name: hello, image: busybox}}]
+---
+"
+    )
+}
+
+/// Now, in seconds since the epoch.
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[test]
+fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
+    let _turn = turn();
+    let project = the_tutorials_project();
+    project.run("make", &["manifests"]);
+    project.run("make", &["lint"]);
+    project.run("make", &["test"]);
+    project.run("make", &["install"]);
+    project.kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/cronjobs.batch.tutorial.kubebuilder.io",
+        "--timeout=30s",
+    ]);
+    let (kubeconfig, _) = project.manager_identity(NAMESPACE);
+    project.run("cargo", &["build", "--bin", "project"]);
+    let start = || {
+        let mut command = project.command(&project.manager(), &[]);
+        command
+            .env("KUBECONFIG", &kubeconfig)
+            .env("POD_NAMESPACE", NAMESPACE);
+        project.start(command)
+    };
+    let apply = |manifest: &str| {
+        let output = project.apply(manifest);
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{said}");
+    };
+    let jobs = |cronjob: &str| {
+        let selector = format!("app.kubernetes.io/instance={cronjob}");
+        let names = project.kubectl(&[
+            "get",
+            "jobs",
+            "-n",
+            "default",
+            "-l",
+            &selector,
+            "-o",
+            "jsonpath={.items[*].metadata.name}",
+        ]);
+        let mut names: Vec<String> = names.split_whitespace().map(String::from).collect();
+        names.sort();
+        names
+    };
+    let status = |cronjob: &str, path: &str| {
+        let object = format!("cronjobs.batch.tutorial.kubebuilder.io/{cronjob}");
+        project.jsonpath(&[&object, "-n", "default"], path)
+    };
+
+    // Two CronJobs made while the manager is down, every 10 s; one may start 2 s late at
+    // most. The manager comes back 4 s past a scheduled time.
+    apply(
+        &[
+            cronjob("eager", "*/10 * * * * *", &["concurrencyPolicy: Allow"]),
+            cronjob("late", "*/10 * * * * *", &["startingDeadlineSeconds: 2"]),
+        ]
+        .concat(),
+    );
+    let created = now();
+    let missed = (created / 10 + 1) * 10;
+    assert!(poll(20, || now() >= missed + 4));
+    let manager = start();
+    let log = || manager.log();
+    let eager = format!("eager-{missed}");
+    let objects = || {
+        let kinds = "cronjobs.batch.tutorial.kubebuilder.io,jobs";
+        let all = project.kubectl(&["get", kinds, "-n", "default", "-o", "yaml"]);
+        format!("{all}\n{}", manager.log())
+    };
+    project.wait("the missed run started late", 30, objects, || {
+        jobs("eager").contains(&eager)
+    });
+    assert!(
+        !jobs("late").contains(&format!("late-{missed}")),
+        "a run past its starting deadline was started: {:?}",
+        jobs("late")
+    );
+    // The Job: named by its time, annotated with it, owned; the status names it.
+    let job = project.kubectl(&["get", "job", &eager, "-n", "default", "-o", "json"]);
+    let job: serde_json::Value = serde_json::from_str(&job).unwrap();
+    let at = job["metadata"]["annotations"][SCHEDULED_AT]
+        .as_str()
+        .unwrap();
+    let time = project.run("date", &["-u", "-d", &format!("@{missed}"), "+%FT%TZ"]);
+    assert_eq!(at, time.trim(), "{job}");
+    let owner = &job["metadata"]["ownerReferences"][0];
+    assert_eq!(owner["kind"], "CronJob", "{owner}");
+    assert_eq!(owner["name"], "eager", "{owner}");
+    assert_eq!(owner["controller"], true, "{owner}");
+    project.wait("eager's status lists its Job", 30, log, || {
+        status("eager", "{.status.active[*].name}").contains(&eager)
+    });
+    assert_eq!(status("eager", "{.status.lastScheduleTime}"), time.trim());
+
+    // Forbid, Replace, suspend: every 4 s.
+    apply(
+        &[
+            cronjob(
+                "forbid",
+                "*/4 * * * * *",
+                &["concurrencyPolicy: Forbid", "successfulJobsHistoryLimit: 1"],
+            ),
+            cronjob("replace", "*/4 * * * * *", &["concurrencyPolicy: Replace"]),
+            cronjob("paused", "*/2 * * * * *", &["suspend: true"]),
+        ]
+        .concat(),
+    );
+    project.wait("forbid's first Job", 30, log, || jobs("forbid").len() == 1);
+    project.wait("replace's first Job", 30, log, || {
+        jobs("replace").len() == 1
+    });
+    let first = jobs("forbid")[0].clone();
+    let replaced = jobs("replace")[0].clone();
+    // Two scheduled times later: no second Job while the first runs; the first replaced.
+    std::thread::sleep(Duration::from_secs(9));
+    assert_eq!(
+        jobs("forbid"),
+        std::slice::from_ref(&first),
+        "Forbid started a second Job"
+    );
+    project.wait("replace's Job replaced", 30, log, || {
+        let now = jobs("replace");
+        now.len() == 1 && now[0] != replaced
+    });
+    assert!(
+        jobs("paused").is_empty(),
+        "a suspended CronJob started a Job"
+    );
+    assert_eq!(
+        project.condition("cronjobs.batch.tutorial.kubebuilder.io/paused", "Available"),
+        "False"
+    );
+
+    // The first Job finishes: it leaves `active`, a second starts; when that one finishes,
+    // the history limit of 1 deletes the first.
+    let finish = |job: &str, started: i64| {
+        let time = |at: i64| {
+            let out = project.run("date", &["-u", "-d", &format!("@{at}"), "+%FT%TZ"]);
+            out.trim().to_string()
+        };
+        let (start, end) = (time(started), time(started + 1));
+        let conditions = ["SuccessCriteriaMet", "Complete"].map(|type_| {
+            format!(
+                r#"{{"type":"{type_}","status":"True","lastProbeTime":"{end}","lastTransitionTime":"{end}"}}"#
+            )
+        });
+        let patch = format!(
+            r#"{{"status":{{"startTime":"{start}","completionTime":"{end}","succeeded":1,"conditions":[{}]}}}}"#,
+            conditions.join(",")
+        );
+        project.kubectl(&[
+            "patch",
+            "job",
+            job,
+            "-n",
+            "default",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+    };
+    finish(&first, now() - 60);
+    project.wait(
+        "the finished Job out of active, a second one",
+        30,
+        log,
+        || {
+            let active = status("forbid", "{.status.active[*].name}");
+            jobs("forbid").len() == 2 && !active.contains(&first)
+        },
+    );
+    let second = jobs("forbid")
+        .into_iter()
+        .find(|job| *job != first)
+        .unwrap();
+    finish(&second, now() - 30);
+    project.wait("the oldest finished Job deleted", 30, log, || {
+        !jobs("forbid").contains(&first)
+    });
+    assert!(jobs("forbid").contains(&second), "{:?}", jobs("forbid"));
+
+    let log = manager.stop_unforbidden();
+    assert!(!log.contains("panicked"), "{log}");
+    project.kubectl(&[
+        "delete",
+        "cronjobs.batch.tutorial.kubebuilder.io",
+        "--all",
+        "-A",
+        "--wait=false",
+    ]);
+    project.run("make", &["uninstall"]);
+}
