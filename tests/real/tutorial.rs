@@ -9,6 +9,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::control_plane::poll;
 use crate::project::{Project, turn};
 
+mod crd;
+
 const NAMESPACE: &str = "project-system";
 const TUTORIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tutorial.md");
 const FILES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tutorial/cronjob");
@@ -104,6 +106,7 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     let _turn = turn();
     let project = the_tutorials_project();
     project.run("make", &["manifests"]);
+    the_crd_is_kubebuilders_but_for_named_differences(&project);
     project.run("make", &["lint"]);
     project.run("make", &["test"]);
     project.run("make", &["install"]);
@@ -291,4 +294,36 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
         "--wait=false",
     ]);
     project.run("make", &["uninstall"]);
+}
+
+/// The tutorial's CRD against kubebuilder's: every difference of the schemas is one of
+/// `crd::NAMED`; the names, group and scope are the same but for `listKind`, which the API
+/// server defaults to the same `CronJobList`.
+#[allow(clippy::print_stderr)]
+fn the_crd_is_kubebuilders_but_for_named_differences(project: &Project) {
+    let file = "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml";
+    let ours = fs::read_to_string(project.dir.join(file)).unwrap();
+    let mut named = vec![0; crd::NAMED.len()];
+    let mut unnamed = Vec::new();
+    for difference in crd::differences(&ours) {
+        match crd::NAMED.iter().position(|(_, names)| names(&difference)) {
+            Some(reason) => named[reason] += 1,
+            None => unnamed.push(difference),
+        }
+    }
+    assert!(
+        unnamed.is_empty(),
+        "differences from kubebuilder's CRD:\n{unnamed:#?}"
+    );
+    for ((why, _), count) in crd::NAMED.iter().zip(named) {
+        eprintln!("{count:4} {why}");
+    }
+    let crd: serde_json::Value = serde_saphyr::from_str(&ours).unwrap();
+    let names = &crd["spec"]["names"];
+    assert_eq!(names["kind"], "CronJob");
+    assert_eq!(names["plural"], "cronjobs");
+    assert_eq!(names["singular"], "cronjob");
+    assert_eq!(names["listKind"], serde_json::Value::Null);
+    assert_eq!(crd["spec"]["scope"], "Namespaced");
+    assert_eq!(crd["spec"]["group"], "batch.tutorial.kubebuilder.io");
 }
