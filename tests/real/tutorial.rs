@@ -16,31 +16,29 @@ const TUTORIAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tutorial.md");
 const FILES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/tutorial/cronjob");
 const SCHEDULED_AT: &str = "batch.tutorial.kubebuilder.io/scheduled-at";
 
-/// The commands of the tutorial's console blocks, without the `$ `.
-fn commands() -> Vec<String> {
+/// The commands of the tutorial's console blocks, block by block, without the `$ `.
+fn commands() -> Vec<Vec<String>> {
     let text = fs::read_to_string(TUTORIAL).unwrap();
-    let mut commands = Vec::new();
-    let mut console = false;
+    let mut blocks = Vec::new();
+    let mut console = None;
     for line in text.lines() {
         match line {
-            "```console" => console = true,
-            "```" => console = false,
-            _ if console => commands.extend(line.strip_prefix("$ ").map(String::from)),
-            _ => {}
+            "```console" => console = Some(Vec::new()),
+            "```" => blocks.extend(console.take()),
+            _ => {
+                if let Some(block) = console.as_mut() {
+                    block.extend(line.strip_prefix("$ ").map(String::from));
+                }
+            }
         }
     }
-    commands
+    blocks
 }
 
-/// The tutorial's project: its commands run, its files copied in.
-fn the_tutorials_project() -> Project {
-    let commands = commands();
-    assert_eq!(commands[0], "mkdir project && cd project", "{commands:?}");
-    let init = commands[1]
-        .strip_prefix("kube-scaffold init ")
-        .expect("init");
-    let project = Project::init("project", &init.split(' ').collect::<Vec<_>>());
-    for command in &commands[2..] {
+/// Runs `commands` in `project` (`kube-scaffold` or `cargo`), then puts in the user's files
+/// that the project has by now; the names of those it has not yet.
+fn follow(project: &Project, commands: &[String]) -> Vec<String> {
+    for command in commands {
         let words: Vec<&str> = command.split(' ').collect();
         match words[0] {
             "kube-scaffold" => project.scaffold(&words[1..]),
@@ -48,26 +46,34 @@ fn the_tutorials_project() -> Project {
             other => panic!("a command the test does not know: {other}"),
         }
     }
-    copy(Path::new(FILES), &project.dir);
+    copy(Path::new(FILES), &project.dir)
+}
+
+/// The tutorial's project, from its first block of commands (`mkdir`, `init`, `create api`).
+fn the_tutorials_project(first: &[String]) -> Project {
+    assert_eq!(first[0], "mkdir project && cd project", "{first:?}");
+    let init = first[1].strip_prefix("kube-scaffold init ").expect("init");
+    let project = Project::init("project", &init.split(' ').collect::<Vec<_>>());
+    follow(&project, &first[2..]);
     project
 }
 
-/// Copies the files under `from` to the same paths under `to`.
-fn copy(from: &Path, to: &Path) {
+/// Copies the files under `from` to the same paths under `to`, those that `to` has: the
+/// files a user replaces. The names of those it does not have yet.
+fn copy(from: &Path, to: &Path) -> Vec<String> {
+    let mut missing = Vec::new();
     for entry in fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
         let target = to.join(path.file_name().unwrap());
         if path.is_dir() {
-            copy(&path, &target);
-        } else {
-            assert!(
-                target.exists(),
-                "not a generated file: {}",
-                target.display()
-            );
+            missing.extend(copy(&path, &target));
+        } else if target.exists() {
             fs::copy(&path, &target).unwrap();
+        } else {
+            missing.push(target.display().to_string());
         }
     }
+    missing
 }
 
 /// A CronJob called `name` on `schedule`, with more of its spec in `spec` (`key: value`
@@ -104,11 +110,11 @@ fn now() -> i64 {
 #[test]
 fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     let _turn = turn();
-    let project = the_tutorials_project();
+    let blocks = commands();
+    let project = the_tutorials_project(&blocks[0]);
+    follow(&project, &blocks[1]);
     project.run("make", &["manifests"]);
     the_crd_is_kubebuilders_but_for_named_differences(&project);
-    project.run("make", &["lint"]);
-    project.run("make", &["test"]);
     project.run("make", &["install"]);
     project.kubectl(&[
         "wait",
@@ -285,6 +291,43 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     assert!(jobs("forbid").contains(&second), "{:?}", jobs("forbid"));
 
     let log = manager.stop_unforbidden();
+    assert!(!log.contains("panicked"), "{log}");
+
+    // The webhooks chapter: the project, complete, passes its checks and its tests.
+    let missing = follow(&project, &blocks[2]);
+    assert!(
+        missing.is_empty(),
+        "files the tutorial's commands do not make: {missing:?}"
+    );
+    project.run("make", &["manifests"]);
+    project.run("make", &["lint"]);
+    project.run("make", &["test"]);
+    let assets = format!("KUBEBUILDER_ASSETS={}", project.plane.assets.display());
+    project.run("make", &["test-integration", &assets]);
+    project.build_for_make_run();
+    let webhooks = "WEBHOOK_LOCAL_URL=https://127.0.0.1:9443";
+    let manager = project.start(project.command("make", &["run", webhooks]));
+    project.wait_local_webhooks(&manager);
+    // The defaulter fills in what a CronJob leaves unset.
+    apply(&cronjob("defaulted", "@hourly", &[]));
+    let spec = "{.spec.suspend} {.spec.successfulJobsHistoryLimit} {.spec.failedJobsHistoryLimit}";
+    assert_eq!(status("defaulted", spec), "false 3 1");
+    assert_eq!(status("defaulted", "{.spec.concurrencyPolicy}"), "Allow");
+    // The validator refuses a schedule that does not parse and a name too long for its Jobs.
+    let long = "x".repeat(53);
+    for (name, schedule, why) in [
+        (
+            "bad",
+            "every day",
+            r#"spec.schedule: Invalid value: "every day""#,
+        ),
+        (&long, "@hourly", "must be no more than 52 characters"),
+    ] {
+        let output = project.apply(&cronjob(name, schedule, &[]));
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success() && said.contains(why), "{said}");
+    }
+    let (_, log) = manager.interrupt(20);
     assert!(!log.contains("panicked"), "{log}");
     project.kubectl(&[
         "delete",

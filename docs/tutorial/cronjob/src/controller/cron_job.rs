@@ -18,8 +18,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use croner::Cron;
-use croner::parser::{CronParser, Seconds};
 use futures::future::BoxFuture;
 use jiff::tz::TimeZone;
 use jiff::{SignedDuration, Timestamp};
@@ -278,7 +276,7 @@ struct Runs {
 fn runs(obj: &Object, last: Option<Timestamp>, now: Timestamp) -> Result<Runs, String> {
     let schedule = &obj.spec.schedule;
     let cron =
-        parse(schedule).map_err(|err| format!("unparseable schedule {schedule:?}: {err}"))?;
+        (obj.spec.cron()).map_err(|err| format!("unparseable schedule {schedule:?}: {err}"))?;
     let created = obj.meta().creation_timestamp.as_ref().map(|time| time.0);
     let mut earliest = last.or(created).unwrap_or(now);
     if let Some(deadline) = obj.spec.starting_deadline_seconds {
@@ -306,13 +304,6 @@ fn runs(obj: &Object, last: Option<Timestamp>, now: Timestamp) -> Result<Runs, S
         time = after(time)?;
     }
     Ok(Runs { missed, next })
-}
-
-/// The schedule `pattern`: five fields as cron's (`*/5 * * * *`, `@hourly`), or six with
-/// seconds first.
-pub fn parse(pattern: &str) -> Result<Cron, croner::errors::CronError> {
-    let parser = CronParser::builder().seconds(Seconds::Optional).build();
-    parser.parse(pattern)
 }
 
 /// Whether a run scheduled at `missed` is past its starting deadline at `now`.

@@ -14,6 +14,9 @@
 
 //! The `CronJob` kind: a Job run on a schedule, as kubebuilder's CronJob tutorial defines it.
 
+use croner::Cron;
+use croner::errors::CronError;
+use croner::parser::{CronParser, Seconds};
 use k8s_openapi::api::batch::v1::JobTemplateSpec;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
@@ -88,6 +91,15 @@ pub struct CronJobSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub failed_jobs_history_limit: Option<i32>,
+}
+
+impl CronJobSpec {
+    /// The schedule, parsed: five fields as cron's (`*/5 * * * *`, `@hourly`), or six with
+    /// seconds first.
+    pub fn cron(&self) -> Result<Cron, CronError> {
+        let parser = CronParser::builder().seconds(Seconds::Optional).build();
+        parser.parse(&self.schedule)
+    }
 }
 
 /// ConcurrencyPolicy describes how the job will be handled.
