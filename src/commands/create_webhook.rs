@@ -31,9 +31,17 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
             "pass `--defaulting`, `--programmatic-validation` and/or `--conversion --spoke <version>`",
         ));
     }
+    // A kind of the project may share a Kubernetes kind's short group and name (the book's
+    // CronJob in `batch`): the project's own comes first.
+    let ours =
+        Gvk::parse(&args.group, &args.version, &args.kind, &project.init.domain).is_ok_and(|gvk| {
+            project
+                .resource(&gvk.group, &gvk.version, &gvk.kind)
+                .is_some_and(|r| r.api)
+        });
     let gvk = match builtin::find(&args.group, &args.version, &args.kind) {
-        Some(builtin) => builtin_kind(builtin, &args)?,
-        None => own_kind(&project, &args)?,
+        Some(builtin) if !ours => builtin_kind(builtin, &args)?,
+        _ => own_kind(&project, &args)?,
     };
     let spoke = spokes(&project, &gvk, &args)?;
     refuse_existing(&project, &gvk, &args)?;

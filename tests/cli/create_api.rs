@@ -1149,3 +1149,37 @@ fn edit_multigroup_moves_kinds_under_their_groups_and_then_one_kind_can_be_in_tw
     assert!(stderr_of(&back).contains("does not move kinds back"));
     assert!(tree(&dir) == before);
 }
+
+/// kubebuilder's CronJob tutorial: the project's own `CronJob` in its group `batch`
+/// (`batch.<domain>`) is not Kubernetes' `batch/v1` CronJob, for every kind of webhook.
+#[test]
+fn a_kind_of_the_project_named_as_a_kubernetes_kind_gets_its_webhooks() {
+    let (_tmp, dir) = initialized();
+    let kind = ["--group", "batch", "--kind", "CronJob"];
+    for version in ["v1", "v2"] {
+        let api = [&["create", "api", "--version", version][..], &kind].concat();
+        kube_scaffold(
+            &dir,
+            &[&api[..], &["--resource", "--controller=false"]].concat(),
+        )
+        .success();
+    }
+    let webhook = [&["create", "webhook", "--version", "v1"][..], &kind].concat();
+    kube_scaffold(&dir, &[&webhook[..], &["--defaulting"]].concat()).success();
+    kube_scaffold(
+        &dir,
+        &[&webhook[..], &["--conversion", "--spoke", "v2"]].concat(),
+    )
+    .success();
+    let defaulter = fs::read_to_string(dir.join("src/webhook/cron_job_v1_defaulter.rs")).unwrap();
+    assert!(
+        defaulter.contains("pub use crate::api::batch::v1::CronJob as Object;"),
+        "{defaulter}"
+    );
+    let conversion = fs::read_to_string(dir.join("src/api/batch/v2/cron_job_conversion.rs"));
+    let conversion = conversion.expect("the conversion of v2");
+    assert!(
+        conversion.contains("use crate::api::batch::v1::CronJob as Hub;"),
+        "{conversion}"
+    );
+}
