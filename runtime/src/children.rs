@@ -530,21 +530,25 @@ impl<K: ChildKind> Children<K> {
                 items.into_iter().map(Arc::new).collect()
             }
         };
-        listed.retain(|child| {
-            uid.as_ref()
-                .is_some_and(|uid| controlled_by(child.meta(), uid))
-        });
-        listed.sort_by(|a, b| {
-            let key = |child: &K| (child.meta().namespace.clone(), child.meta().name.clone());
-            key(a).cmp(&key(b))
-        });
-        Ok(Self {
-            listed,
+        let mut children = Self {
+            listed: Vec::new(),
             client: ctx.client.clone(),
             writes: ctx.writes.clone(),
             owner_kind,
             uid,
-        })
+        };
+        listed.retain(|child| children.controls(child));
+        listed.sort_by(|a, b| {
+            let key = |child: &K| (child.meta().namespace.clone(), child.meta().name.clone());
+            key(a).cmp(&key(b))
+        });
+        children.listed = listed;
+        Ok(children)
+    }
+
+    /// Whether the owner controls `child`.
+    fn controls(&self, child: &K) -> bool {
+        (self.uid.as_ref()).is_some_and(|uid| controlled_by(child.meta(), uid))
     }
 
     /// The owner's children, by namespace and name, as the reconcile began.
@@ -586,11 +590,7 @@ impl<K: ChildKind> Children<K> {
         let kind = K::kind(&());
         let meta = child.meta();
         let name = meta.name.as_deref().unwrap_or_default();
-        if !self
-            .uid
-            .as_ref()
-            .is_some_and(|uid| controlled_by(meta, uid))
-        {
+        if !self.controls(child) {
             let owner_kind = &self.owner_kind;
             let why = format!("{kind} {name} is not controlled by this {owner_kind}");
             return Err(Error::InvalidObject(why));
@@ -661,25 +661,27 @@ fn applied_by_the_reconcile<'a, O, S>(
     future::ready(Ok(Applied::Ready)).boxed()
 }
 
+/// The rules of `Owned::many`: those of `Owned::of`, and `delete`.
 fn rules_many<O: Resource<DynamicType = ()>, K: Resource<DynamicType = ()>>() -> Vec<PolicyRule> {
-    let verbs = [VERBS, &["delete"]].concat();
-    vec![
-        rule(&K::group(&()), &K::plural(&()), &verbs),
-        finalizers::<O>(),
-    ]
-}
-
-/// `update` on the owners' finalizers: setting an owner reference that blocks the owner's
-/// deletion needs it where the API server enforces owner references.
-fn finalizers<O: Resource<DynamicType = ()>>() -> PolicyRule {
-    let finalizers = format!("{}/finalizers", O::plural(&()));
-    rule(&O::group(&()), &finalizers, &["update"])
+    rules_with::<O, K>(&[VERBS, &["delete"]].concat())
 }
 
 fn rules<O: Resource<DynamicType = ()>, K: Resource<DynamicType = ()>>() -> Vec<PolicyRule> {
+    rules_with::<O, K>(VERBS)
+}
+
+/// `verbs` on the children, and `update` on the owners' finalizers: setting an owner
+/// reference that blocks the owner's deletion needs it where the API server enforces owner
+/// references.
+fn rules_with<O, K>(verbs: &[&str]) -> Vec<PolicyRule>
+where
+    O: Resource<DynamicType = ()>,
+    K: Resource<DynamicType = ()>,
+{
+    let finalizers = format!("{}/finalizers", O::plural(&()));
     vec![
-        rule(&K::group(&()), &K::plural(&()), VERBS),
-        finalizers::<O>(),
+        rule(&K::group(&()), &K::plural(&()), verbs),
+        rule(&O::group(&()), &finalizers, &["update"]),
     ]
 }
 

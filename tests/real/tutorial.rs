@@ -99,6 +99,15 @@ spec:
     )
 }
 
+/// The time `seconds` after the epoch as RFC 3339 in UTC, as the API server writes times.
+fn rfc3339(project: &Project, seconds: i64) -> String {
+    let at = format!("@{seconds}");
+    project
+        .run("date", &["-u", "-d", &at, "+%FT%TZ"])
+        .trim()
+        .to_string()
+}
+
 /// Now, in seconds since the epoch.
 fn now() -> i64 {
     SystemTime::now()
@@ -191,8 +200,8 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     let at = job["metadata"]["annotations"][SCHEDULED_AT]
         .as_str()
         .unwrap();
-    let time = project.run("date", &["-u", "-d", &format!("@{missed}"), "+%FT%TZ"]);
-    assert_eq!(at, time.trim(), "{job}");
+    let time = rfc3339(&project, missed);
+    assert_eq!(at, time, "{job}");
     let owner = &job["metadata"]["ownerReferences"][0];
     assert_eq!(owner["kind"], "CronJob", "{owner}");
     assert_eq!(owner["name"], "eager", "{owner}");
@@ -200,7 +209,7 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     project.wait("eager's status lists its Job", 30, log, || {
         status("eager", "{.status.active[*].name}").contains(&eager)
     });
-    assert_eq!(status("eager", "{.status.lastScheduleTime}"), time.trim());
+    assert_eq!(status("eager", "{.status.lastScheduleTime}"), time);
 
     // Forbid, Replace, suspend: every 4 s.
     apply(
@@ -244,11 +253,7 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     // The first Job finishes: it leaves `active`, a second starts; when that one finishes,
     // the history limit of 1 deletes the first.
     let finish = |job: &str, started: i64| {
-        let time = |at: i64| {
-            let out = project.run("date", &["-u", "-d", &format!("@{at}"), "+%FT%TZ"]);
-            out.trim().to_string()
-        };
-        let (start, end) = (time(started), time(started + 1));
+        let (start, end) = (rfc3339(&project, started), rfc3339(&project, started + 1));
         let conditions = ["SuccessCriteriaMet", "Complete"].map(|type_| {
             format!(
                 r#"{{"type":"{type_}","status":"True","lastProbeTime":"{end}","lastTransitionTime":"{end}"}}"#
