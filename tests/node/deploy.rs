@@ -115,6 +115,27 @@ fn deploy_runs_the_manager_in_pods_and_its_webhooks_through_their_service() {
         "the operand's process runs as 1001"
     );
     project.kubectl(&["delete", "-n", "default", memcached, "--timeout=60s"]);
+    // Its Pod goes by the garbage collector (Deployment, ReplicaSet, Pod) after the Memcached;
+    // once, on a busy node, it was still there when the CustomPod's Pods were counted below.
+    project.wait(
+        "the Memcached's Pod collected",
+        120,
+        || {
+            project.kubectl(&[
+                "get",
+                "-n",
+                "default",
+                "deployments,replicasets,pods",
+                "-o",
+                "wide",
+            ])
+        },
+        || {
+            project
+                .jsonpath(&["pods", "-n", "default"], "{.items[*].metadata.name}")
+                .is_empty()
+        },
+    );
 
     // containerd restarted under the running pods: the managers' containers go on (the same
     // processes, no restart), the webhooks still answer, and new pods start (the CustomPod's
