@@ -353,7 +353,8 @@ impl<K: Resource + Clone> Touched<K> {
 }
 
 /// The children `apply` wrote whose watch event has not come back yet: the resource version
-/// each write returned, by owner kind and child. The owned watch drops an event at that
+/// each write returned, by owner kind and child (and the controllers' own objects the
+/// finalizer patched, under no owner kind). The owned watch drops an event at that
 /// version, so that applying a child does not reconcile its owner a second time (on an owner
 /// the cache may not yet show with the status that reconcile wrote); any other change to the
 /// child has another version and reconciles the owner. Any event of a child forgets its write.
@@ -380,6 +381,23 @@ impl Writes {
         if let Some(version) = child.meta().resource_version.clone() {
             self.lock().insert(Self::key(owner, child), version);
         }
+    }
+
+    /// Records that a reconcile patched `obj`, an object of its controller's own kind (the
+    /// finalizer's addition), which the API server returned.
+    pub(crate) fn wrote_self<K: Resource<DynamicType = ()>>(&self, obj: &K) {
+        self.wrote("", obj);
+    }
+
+    /// Whether the event of `obj`, of a controller's own kind, is that of a write recorded by
+    /// [`Writes::wrote_self`]; forgets the write.
+    pub(crate) fn is_own_echo<K: Resource<DynamicType = ()>>(&self, obj: &K) -> bool {
+        self.is_echo("", obj)
+    }
+
+    /// Forgets any write of `obj`, of a controller's own kind, which has been deleted.
+    pub(crate) fn forget_self<K: Resource<DynamicType = ()>>(&self, obj: &K) {
+        self.lock().remove(&Self::key("", obj));
     }
 
     /// Whether the event of `child`, of an owner of kind `owner`, is that of a write of
@@ -488,11 +506,23 @@ fn unowned<K: Resource<DynamicType = ()>>(owner_kind: &str) -> Error {
 /// The children of kind `K` of one owner, as its reconcile sees them (`Owned::many::<K>()`):
 /// listed from the cache of the owned watch, applied and deleted by the reconcile, e.g.
 ///
-/// ```ignore
+/// ```no_run
+/// # use k8s_openapi::api::batch::v1::{CronJob, Job};
+/// # use kube_scaffold_runtime::children::{self, Children};
+/// # use kube_scaffold_runtime::controller::{Context, Result};
+/// # async fn reconcile(ctx: &Context, cronjob: &CronJob) -> Result<()> {
 /// let jobs: Children<Job> = Children::of(ctx, cronjob).await?;
+/// let running = |job: &Job| job.status.as_ref().and_then(|s| s.active).unwrap_or(0) > 0;
 /// let active = jobs.list().iter().filter(|job| running(job)).count();
-/// let mut job = Job { metadata: children::named(cronjob, &name), spec: .. };
-/// jobs.apply(&job, FIELD_MANAGER).await?;
+/// if active == 0 {
+///     let job = Job {
+///         metadata: children::named(cronjob, "backup-1764374400"),
+///         ..Job::default()
+///     };
+///     jobs.apply(&job, "my-operator").await?;
+/// }
+/// # Ok(())
+/// # }
 /// ```
 pub struct Children<K> {
     /// The owner's children, by namespace and name.

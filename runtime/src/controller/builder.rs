@@ -41,7 +41,7 @@ use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use tracing::{debug, info, warn};
 
 use super::{Context, Error, Result, Scoped, observe, report_synced};
-use crate::children::{Owned, Owner};
+use crate::children::{Owned, Owner, Writes};
 
 /// What makes a change to an object worth a reconcile: its spec (`metadata.generation`, or
 /// any change for a kind without one, such as a ConfigMap), its labels, its annotations or its
@@ -152,7 +152,10 @@ where
         let config = sharded(config, &ctx);
         let (cache, writer) = reflector::store();
         let (events, listed) = events::<K, S>(&ctx, config);
-        let mut changed = Changed::default();
+        let mut changed = Changed {
+            writes: ctx.writes.clone(),
+            ..Changed::default()
+        };
         let listed_cache = cache.clone();
         let selection = listed.as_ref().map(|(listed, _)| listed.clone());
         let mut selected = None;
@@ -318,6 +321,9 @@ struct Changed<K: Resource> {
     pending: Vec<ObjectRef<K>>,
     /// How many objects the last list no longer had.
     left: usize,
+    /// The reconciles' own writes of these objects (the finalizer's), whose events are no
+    /// change worth a reconcile.
+    writes: Writes,
     hasher: RandomState,
 }
 
@@ -328,6 +334,7 @@ impl<K: Resource> Default for Changed<K> {
             listing: None,
             pending: Vec::new(),
             left: 0,
+            writes: Writes::default(),
             hasher: RandomState::new(),
         }
     }
@@ -375,9 +382,11 @@ impl<K: Resource<DynamicType = ()>> Changed<K> {
             watcher::Event::Apply(obj) => {
                 let hash = hash(&obj);
                 let new = self.seen.insert(key(&obj), hash) != Some(hash);
-                (new.then_some(obj), Vec::new())
+                let worth = new && !self.writes.is_own_echo(&obj);
+                (worth.then_some(obj), Vec::new())
             }
             watcher::Event::Delete(obj) => {
+                self.writes.forget_self(&obj);
                 self.seen.remove(&key(&obj));
                 (None, Vec::new())
             }
@@ -510,6 +519,49 @@ mod tests {
         let mut again = a;
         again.metadata.uid = Some("uid-a-again".into());
         assert_eq!(admit(&mut changed, watcher::Event::Apply(again)), ["a"]);
+    }
+
+    #[test]
+    fn the_event_of_a_reconciles_own_finalizer_patch_is_no_change() {
+        let mut obj = ConfigMap::default();
+        obj.metadata.name = Some("a".into());
+        obj.metadata.namespace = Some("default".into());
+        obj.metadata.uid = Some("uid-a".into());
+        obj.metadata.resource_version = Some("1".into());
+        let writes = Writes::default();
+        let mut changed = Changed {
+            writes: writes.clone(),
+            ..Changed::default()
+        };
+        let worth = |changed: &mut Changed<ConfigMap>, obj: &ConfigMap| {
+            changed
+                .admit(watcher::Event::Apply(obj.clone()))
+                .0
+                .is_some()
+        };
+        assert!(worth(&mut changed, &obj), "new");
+        // The reconcile added the finalizer (version 2) and applied the object at once.
+        let mut finalized = obj.clone();
+        finalized.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
+        finalized.metadata.resource_version = Some("2".into());
+        writes.wrote_self(&finalized);
+        assert!(!worth(&mut changed, &finalized), "the patch's own event");
+        // Someone else's change of the finalizers afterwards is one.
+        let mut theirs = finalized.clone();
+        theirs.metadata.finalizers = None;
+        theirs.metadata.resource_version = Some("3".into());
+        assert!(worth(&mut changed, &theirs), "another's change");
+        // A write recorded, then another's change before its event: that change is one.
+        let mut ours = theirs.clone();
+        ours.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
+        ours.metadata.resource_version = Some("5".into());
+        writes.wrote_self(&ours);
+        let mut between = ours.clone();
+        between.metadata.resource_version = Some("4".into());
+        assert!(
+            worth(&mut changed, &between),
+            "a change before the write's event"
+        );
     }
 
     #[test]

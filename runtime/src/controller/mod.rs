@@ -8,8 +8,10 @@
 
 mod builder;
 pub mod events;
+mod finalizer;
 
 pub use builder::{Builder, CONCURRENCY, LAST_APPLIED, RESYNC, retry, slim};
+pub use finalizer::finalizer;
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -26,7 +28,7 @@ use kube::Resource;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Reporter};
-use kube::runtime::finalizer;
+use kube::runtime::finalizer as kube_finalizer;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
@@ -165,7 +167,7 @@ pub enum Error {
     Kube(#[from] kube::Error),
     /// Adding or removing the finalizer failed, or the step it wraps did.
     #[error("{0}")]
-    Finalizer(#[source] Box<finalizer::Error<Error>>),
+    Finalizer(#[source] Box<kube_finalizer::Error<Error>>),
     /// The object misses a field the controller needs. Terminal: retried only once the
     /// object changes.
     #[error("invalid object: {0}")]
@@ -229,9 +231,8 @@ impl Error {
     fn in_finalizer(&self) -> Option<&Error> {
         match self {
             Error::Finalizer(err) => match err.as_ref() {
-                finalizer::Error::ApplyFailed(step) | finalizer::Error::CleanupFailed(step) => {
-                    Some(step)
-                }
+                kube_finalizer::Error::ApplyFailed(step)
+                | kube_finalizer::Error::CleanupFailed(step) => Some(step),
                 _ => None,
             },
             _ => None,
@@ -254,7 +255,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(8);
 /// has not stopped by then is stopped, with an error. A [`Builder`]'s controller stops at once
 /// if its cache never synced (its CRD missing, its list forbidden); one of your own on kube's
 /// `Controller` waits for it without end, even after a shutdown.
-pub async fn supervise<S>(
+pub(crate) async fn supervise<S>(
     ctx: Arc<Context<S>>,
     starts: &[Start<S>],
     grace: Duration,
@@ -292,7 +293,7 @@ pub async fn supervise<S>(
 
 /// Tells `health` once `cache`, a controller's view of its objects, has synced with the API
 /// server.
-pub fn report_synced<K>(controller: &'static str, cache: Store<K>, health: Health)
+pub(crate) fn report_synced<K>(controller: &'static str, cache: Store<K>, health: Health)
 where
     K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
 {
@@ -670,7 +671,8 @@ mod tests {
         let ctx = context();
         ctx.metrics.start_controller("test", 1);
         let invalid = || Error::InvalidObject("no spec".into());
-        let in_finalizer = || Error::Finalizer(Box::new(finalizer::Error::ApplyFailed(invalid())));
+        let in_finalizer =
+            || Error::Finalizer(Box::new(kube_finalizer::Error::ApplyFailed(invalid())));
         for terminal in [invalid(), Error::Terminal("bad".into()), in_finalizer()] {
             assert!(terminal.is_terminal(), "{terminal:?}");
             let failed = observe("test", config_map(), ctx.clone(), |_, _| async {
@@ -743,13 +745,13 @@ mod tests {
     #[test]
     fn a_failure_inside_the_finalizer_is_named_by_its_own_kind() {
         let inner = Error::InvalidObject("no spec".into());
-        let wrapped = Error::Finalizer(Box::new(finalizer::Error::ApplyFailed(inner)));
+        let wrapped = Error::Finalizer(Box::new(kube_finalizer::Error::ApplyFailed(inner)));
         assert_eq!(wrapped.kind(), "invalid_object");
         assert_eq!(
             wrapped.to_string(),
             "failed to apply object: invalid object: no spec"
         );
-        let own = Error::Finalizer(Box::new(finalizer::Error::UnnamedObject));
+        let own = Error::Finalizer(Box::new(kube_finalizer::Error::UnnamedObject));
         assert_eq!(own.kind(), "finalizer");
     }
 }
