@@ -21,6 +21,58 @@
 //! - [`testing`] (feature `testing`) and [`envtest`] (feature `envtest`): for the project's
 //!   unit tests (a mocked API server) and integration tests (a real control plane).
 //!
+//! Everything else (the webhook server and its certificates, the TLS of the servers, the
+//! sharder, the supervision of controllers) is the manager's own and not public. Of
+//! `sharding`, only [`sharding::ring`] is, for tools and tests that compute where an object
+//! goes.
+//!
+//! # Example
+//!
+//! An operator whose one controller reconciles ConfigMaps, as a generated project's `lib.rs`
+//! and `main.rs` hold it:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use clap::Parser;
+//! use futures::future::BoxFuture;
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::runtime::controller::Action;
+//! use kube_scaffold_runtime::controller::{Builder, Context, Result, Start, rule};
+//! use kube_scaffold_runtime::manager::{Manager, Options};
+//!
+//! async fn reconcile(obj: Arc<ConfigMap>, ctx: Arc<Context>) -> Result<Action> {
+//!     let name = obj.metadata.name.as_deref().unwrap_or_default();
+//!     tracing::info!(name, watching = ?ctx.namespace, "reconciled");
+//!     Ok(Action::await_change())
+//! }
+//!
+//! fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
+//!     Builder::<ConfigMap>::new("configmap").start(ctx, reconcile)
+//! }
+//!
+//! /// What `make manifests` writes into the manager's role.
+//! fn rules() -> Vec<k8s_openapi::api::rbac::v1::PolicyRule> {
+//!     vec![rule("", "configmaps", &["get", "list", "watch"])]
+//! }
+//!
+//! #[derive(Parser)]
+//! struct Args {
+//!     #[command(flatten)]
+//!     manager: Options,
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> anyhow::Result<()> {
+//!     let controllers: &[Start] = &[start];
+//!     let _ = rules();
+//!     Manager::new("configmap-operator", Args::parse().manager)
+//!         .controllers(controllers)
+//!         .run()
+//!         .await
+//! }
+//! ```
+//!
 //! A generated project names this crate by version. Until it is on crates.io, the project's
 //! `[patch.crates-io]` takes it from a copy without its tests in `kube-scaffold-runtime/`,
 //! which `kube-scaffold upgrade` replaces whole: do not edit it there.

@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+#[cfg(feature = "leader-election")]
 use std::hash::{BuildHasher, RandomState};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -232,7 +233,8 @@ pub fn name() -> &'static str {
 /// This process's identity as a leader-election candidate: its host name (the pod's) and a
 /// random suffix, as client-go's; a restarted container is a new candidate, and does not take
 /// back at once the lease its previous run held.
-pub fn identity() -> String {
+#[cfg(feature = "leader-election")]
+pub(crate) fn identity() -> String {
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
     let random = RandomState::new().hash_one(std::process::id());
     format!("{host}_{random:016x}")
@@ -353,7 +355,7 @@ impl<S: Send + Sync + 'static> Manager<S> {
     /// What the API server does when a webhook registered at `--webhook-local-url` does not
     /// answer: let the request through (`make run`, the default) or refuse it (a test).
     #[cfg(feature = "webhooks")]
-    pub fn local_failure_policy(mut self, policy: local::FailurePolicy) -> Self {
+    pub fn local_failure_policy(mut self, policy: webhook::FailurePolicy) -> Self {
         self.local_failure = policy;
         self
     }

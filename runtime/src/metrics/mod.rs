@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 #[cfg(feature = "secure-metrics")]
-pub mod secure;
+pub(crate) mod secure;
 
 use axum::Router;
 use axum::extract::State;

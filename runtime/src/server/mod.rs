@@ -14,7 +14,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::TcpListener;
 
 #[cfg(any(feature = "webhooks", feature = "secure-metrics"))]
-pub mod tls;
+pub(crate) mod tls;
 
 /// A `--*-bind-address` flag's value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

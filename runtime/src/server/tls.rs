@@ -173,9 +173,11 @@ impl ResolvesServerCert for Certificate {
 /// A certificate made at start, for `localhost`, that no client is expected to verify (a
 /// Prometheus ServiceMonitor with `insecureSkipVerify`, as controller-runtime's own when no
 /// certificate is given).
+#[cfg(feature = "secure-metrics")]
 #[derive(Debug)]
 pub struct SelfSignedCertificate(Arc<CertifiedKey>);
 
+#[cfg(feature = "secure-metrics")]
 impl SelfSignedCertificate {
     pub fn new() -> anyhow::Result<Self> {
         let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])?;
@@ -187,6 +189,7 @@ impl SelfSignedCertificate {
     }
 }
 
+#[cfg(feature = "secure-metrics")]
 impl ResolvesServerCert for SelfSignedCertificate {
     fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         Some(self.0.clone())

@@ -21,17 +21,19 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 #[cfg(feature = "webhooks")]
-pub mod certs;
+pub(crate) mod certs;
 pub mod conversion;
 #[cfg(all(test, feature = "webhooks"))]
 pub(crate) mod fake;
 #[cfg(feature = "webhooks")]
-pub mod local;
+pub(crate) mod local;
 #[cfg(feature = "webhooks")]
-pub mod server;
+pub(crate) mod server;
 
 #[cfg(feature = "webhooks")]
-pub use server::{router, serve};
+pub use local::FailurePolicy;
+#[cfg(feature = "webhooks")]
+pub(crate) use server::serve;
 
 /// What a validator says of an object: allowed, with warnings for whoever sent it, or denied,
 /// with the reason.
