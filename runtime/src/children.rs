@@ -353,8 +353,7 @@ impl<K: Resource + Clone> Touched<K> {
 }
 
 /// The children `apply` wrote whose watch event has not come back yet: the resource version
-/// each write returned, by owner kind and child (and the controllers' own objects the
-/// finalizer patched, under no owner kind). The owned watch drops an event at that
+/// each write returned, by owner kind and child. The owned watch drops an event at that
 /// version, so that applying a child does not reconcile its owner a second time (on an owner
 /// the cache may not yet show with the status that reconcile wrote); any other change to the
 /// child has another version and reconciles the owner. Any event of a child forgets its write.
@@ -381,23 +380,6 @@ impl Writes {
         if let Some(version) = child.meta().resource_version.clone() {
             self.lock().insert(Self::key(owner, child), version);
         }
-    }
-
-    /// Records that a reconcile patched `obj`, an object of its controller's own kind (the
-    /// finalizer's addition), which the API server returned.
-    pub(crate) fn wrote_self<K: Resource<DynamicType = ()>>(&self, obj: &K) {
-        self.wrote("", obj);
-    }
-
-    /// Whether the event of `obj`, of a controller's own kind, is that of a write recorded by
-    /// [`Writes::wrote_self`]; forgets the write.
-    pub(crate) fn is_own_echo<K: Resource<DynamicType = ()>>(&self, obj: &K) -> bool {
-        self.is_echo("", obj)
-    }
-
-    /// Forgets any write of `obj`, of a controller's own kind, which has been deleted.
-    pub(crate) fn forget_self<K: Resource<DynamicType = ()>>(&self, obj: &K) {
-        self.lock().remove(&Self::key("", obj));
     }
 
     /// Whether the event of `child`, of an owner of kind `owner`, is that of a write of

@@ -40,21 +40,21 @@ use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use tracing::{debug, info, warn};
 
+use super::finalizer::Finalizers;
 use super::{Context, Error, Result, Scoped, observe, report_synced};
-use crate::children::{Owned, Owner, Writes};
+use crate::children::{Owned, Owner};
 
 /// What makes a change to an object worth a reconcile: its spec (`metadata.generation`, or
-/// any change for a kind without one, such as a ConfigMap), its labels, its annotations or its
-/// finalizers. A change of the status alone is not: the controller's own status apply would
-/// otherwise reconcile every object a second time for nothing (controller-runtime's
-/// `GenerationChangedPredicate`, with the metadata a user may signal through). Deletion bumps
-/// the generation; the finalizer's addition is what `kube::runtime::finalizer` waits for.
+/// any change for a kind without one, such as a ConfigMap), its labels, its annotations, and
+/// (hashed beside, by [`Changed`]) its finalizers. A change of the status alone is not: the
+/// controller's own status apply would otherwise reconcile every object a second time for
+/// nothing (controller-runtime's `GenerationChangedPredicate`, with the metadata a user may
+/// signal through). Deletion bumps the generation.
 fn changes<K: Resource>(obj: &K) -> Option<u64> {
     predicates::generation
         .fallback(predicates::resource_version)
         .combine(predicates::labels)
         .combine(predicates::annotations)
-        .combine(predicates::finalizers)
         .hash_property(obj)
 }
 
@@ -153,7 +153,7 @@ where
         let (cache, writer) = reflector::store();
         let (events, listed) = events::<K, S>(&ctx, config);
         let mut changed = Changed {
-            writes: ctx.writes.clone(),
+            finalizers: ctx.finalizers.clone(),
             ..Changed::default()
         };
         let listed_cache = cache.clone();
@@ -321,9 +321,9 @@ struct Changed<K: Resource> {
     pending: Vec<ObjectRef<K>>,
     /// How many objects the last list no longer had.
     left: usize,
-    /// The reconciles' own writes of these objects (the finalizer's), whose events are no
-    /// change worth a reconcile.
-    writes: Writes,
+    /// The finalizers the controllers add in the reconcile that applies (`finalizer`): their
+    /// addition is no change worth a reconcile.
+    finalizers: Finalizers,
     hasher: RandomState,
 }
 
@@ -334,7 +334,7 @@ impl<K: Resource> Default for Changed<K> {
             listing: None,
             pending: Vec::new(),
             left: 0,
-            writes: Writes::default(),
+            finalizers: Finalizers::default(),
             hasher: RandomState::new(),
         }
     }
@@ -350,9 +350,12 @@ impl<K: Resource<DynamicType = ()>> Changed<K> {
             format!("{namespace}/{}", meta.name.as_deref().unwrap_or_default())
         };
         let hasher = &self.hasher;
+        // The finalizers, but those the runtime's `finalizer` adds in the reconcile that
+        // applies (kube's `finalizer` waits for the event of its addition: the others count).
+        let finalizers = &self.finalizers;
         let hash = |obj: &K| {
             let uid = obj.meta().uid.as_deref().unwrap_or_default();
-            hasher.hash_one((uid, changes(obj)))
+            hasher.hash_one((uid, changes(obj), finalizers.others(obj)))
         };
         match event {
             watcher::Event::Init => {
@@ -382,11 +385,9 @@ impl<K: Resource<DynamicType = ()>> Changed<K> {
             watcher::Event::Apply(obj) => {
                 let hash = hash(&obj);
                 let new = self.seen.insert(key(&obj), hash) != Some(hash);
-                let worth = new && !self.writes.is_own_echo(&obj);
-                (worth.then_some(obj), Vec::new())
+                (new.then_some(obj), Vec::new())
             }
             watcher::Event::Delete(obj) => {
-                self.writes.forget_self(&obj);
                 self.seen.remove(&key(&obj));
                 (None, Vec::new())
             }
@@ -522,15 +523,16 @@ mod tests {
     }
 
     #[test]
-    fn the_event_of_a_reconciles_own_finalizer_patch_is_no_change() {
+    fn the_addition_of_a_finalizer_the_reconcile_adds_itself_is_no_change() {
         let mut obj = ConfigMap::default();
         obj.metadata.name = Some("a".into());
         obj.metadata.namespace = Some("default".into());
         obj.metadata.uid = Some("uid-a".into());
-        obj.metadata.resource_version = Some("1".into());
-        let writes = Writes::default();
+        // A kind with a generation, as every kind of the project's is.
+        obj.metadata.generation = Some(1);
+        let finalizers = Finalizers::default();
         let mut changed = Changed {
-            writes: writes.clone(),
+            finalizers: finalizers.clone(),
             ..Changed::default()
         };
         let worth = |changed: &mut Changed<ConfigMap>, obj: &ConfigMap| {
@@ -539,29 +541,24 @@ mod tests {
                 .0
                 .is_some()
         };
+        let with = |obj: &ConfigMap, names: &[&str]| {
+            let mut obj = obj.clone();
+            obj.metadata.finalizers = Some(names.iter().map(|n| n.to_string()).collect());
+            obj
+        };
         assert!(worth(&mut changed, &obj), "new");
-        // The reconcile added the finalizer (version 2) and applied the object at once.
-        let mut finalized = obj.clone();
-        finalized.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
-        finalized.metadata.resource_version = Some("2".into());
-        writes.wrote_self(&finalized);
-        assert!(!worth(&mut changed, &finalized), "the patch's own event");
-        // Someone else's change of the finalizers afterwards is one.
-        let mut theirs = finalized.clone();
-        theirs.metadata.finalizers = None;
-        theirs.metadata.resource_version = Some("3".into());
-        assert!(worth(&mut changed, &theirs), "another's change");
-        // A write recorded, then another's change before its event: that change is one.
-        let mut ours = theirs.clone();
-        ours.metadata.finalizers = Some(vec!["example.com/cleanup".into()]);
-        ours.metadata.resource_version = Some("5".into());
-        writes.wrote_self(&ours);
-        let mut between = ours.clone();
-        between.metadata.resource_version = Some("4".into());
-        assert!(
-            worth(&mut changed, &between),
-            "a change before the write's event"
+        // kube's `finalizer` (a project made before): its addition is the change it waits for.
+        assert!(worth(&mut changed, &with(&obj, &["example.com/kube"])));
+        // The runtime's: the reconcile that added it applied the object too.
+        finalizers.add("example.com/cleanup");
+        let ours = with(&obj, &["example.com/kube", "example.com/cleanup"]);
+        assert!(!worth(&mut changed, &ours), "our finalizer's addition");
+        // Another's finalizer is a change.
+        let theirs = with(
+            &obj,
+            &["example.com/kube", "example.com/cleanup", "other.io/x"],
         );
+        assert!(worth(&mut changed, &theirs), "another's finalizer");
     }
 
     #[test]

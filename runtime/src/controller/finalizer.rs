@@ -2,9 +2,10 @@
 //! that adds the finalizer goes on to apply the object instead of waiting for the watch event
 //! of its own patch.
 
+use std::collections::BTreeSet;
 use std::fmt::Debug;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use json_patch::{AddOperation, PatchOperation, TestOperation, jsonptr::PointerBuf};
 use kube::api::{Api, Patch, PatchParams};
@@ -21,7 +22,8 @@ use super::{Context, Error, Result};
 /// it is being deleted, and the finalizer removed when that succeeds. Where kube's returns after
 /// adding the finalizer and leaves the rest to the watch event of that patch (a second
 /// reconcile of every new object), this one applies the patched object at once, and the
-/// controller's watch takes the patch's event as its own write (`Context::writes`).
+/// controllers' watches take the addition of `name` as no change worth a reconcile: nor is its
+/// removal by hand, which the next resync mends.
 pub async fn finalizer<K, S, F, Fut>(
     ctx: &Context<S>,
     api: &Api<K>,
@@ -35,14 +37,14 @@ where
     Fut: Future<Output = Result<Action>>,
 {
     let wrap = |err| Error::Finalizer(Box::new(err));
-    let obj =
-        if obj.meta().deletion_timestamp.is_none() && !obj.finalizers().iter().any(|f| f == name) {
-            let added = add(api, name, &obj).await.map_err(wrap)?;
-            ctx.writes.wrote_self(&added);
-            Arc::new(added)
-        } else {
-            obj
-        };
+    // Before any patch: its watch event may come before its answer. Known from the first
+    // reconcile on: an object whose change was hashed before may be reconciled once more.
+    ctx.finalizers.add(name);
+    let deleting = obj.meta().deletion_timestamp.is_some();
+    let obj = match deleting || obj.finalizers().iter().any(|f| f == name) {
+        true => obj,
+        false => Arc::new(add(api, name, &obj).await.map_err(wrap)?),
+    };
     finalizer::finalizer(api, name, obj, reconcile)
         .await
         .map_err(wrap)
@@ -91,4 +93,28 @@ where
     api.patch(object, &PatchParams::default(), &Patch::<()>::Json(patch))
         .await
         .map_err(finalizer::Error::AddFinalizer)
+}
+
+/// The finalizers that [`finalizer`] adds, which the controllers' watches leave out of what
+/// makes a change (`Context::finalizers`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Finalizers(Arc<Mutex<BTreeSet<String>>>);
+
+impl Finalizers {
+    /// Records that `name` is added in the reconcile that applies.
+    pub(crate) fn add(&self, name: &str) {
+        let mut names = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if !names.contains(name) {
+            names.insert(name.to_string());
+        }
+    }
+
+    /// The finalizers of `obj` but those [`finalizer`] adds.
+    pub(crate) fn others<'a, K: Resource>(&self, obj: &'a K) -> Vec<&'a str> {
+        let names = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let all = obj.meta().finalizers.iter().flatten();
+        all.filter(|f| !names.contains(*f))
+            .map(String::as_str)
+            .collect()
+    }
 }

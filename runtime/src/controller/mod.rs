@@ -63,6 +63,8 @@ pub struct Context<S = ()> {
     pub(crate) writes: crate::children::Writes,
     /// The caches of the kinds owned many per owner, which `children::Children` reads.
     pub(crate) caches: crate::children::Caches,
+    /// The finalizers `finalizer` adds in the reconcile that applies.
+    pub(crate) finalizers: finalizer::Finalizers,
     /// This replica's shard, when the manager runs with `--sharding`: the controllers watch
     /// only its objects.
     #[cfg(feature = "sharding")]
@@ -88,6 +90,7 @@ impl Context {
             state: (),
             writes: Default::default(),
             caches: Default::default(),
+            finalizers: Default::default(),
             #[cfg(feature = "sharding")]
             shard: None,
         }
@@ -109,6 +112,7 @@ impl<S> Context<S> {
             state,
             writes: self.writes,
             caches: self.caches,
+            finalizers: self.finalizers,
             #[cfg(feature = "sharding")]
             shard: self.shard,
         }
