@@ -24,7 +24,7 @@ fn conversions_run_under_make_run_and_a_restarted_manager_becomes_ready() {
     let project = Project::init("convert", &["--domain", "convert.example"]);
     project.scaffold_converted_guestbook(&[]);
     project.run("make", &["manifests", "install"]);
-    project.kubectl(&["wait", "--for=condition=Established", CRD, "--timeout=30s"]);
+    project.wait_established(CRD);
     project.run("cargo", &["build", "--bin", &project.name]);
     let client_config = |field: &str| {
         project.kubectl(&[

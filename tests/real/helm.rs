@@ -40,7 +40,7 @@ fn the_chart_installs_upgrades_and_uninstalls_keeping_the_crd() {
     assert!(installed.contains(&label), "{installed}");
     let args: Vec<&str> = label.split(' ').skip(1).collect();
     project.kubectl(&args);
-    project.kubectl(&["wait", "--for=condition=Established", CRD, "--timeout=30s"]);
+    project.wait_established(CRD);
     let deployment = ["deployment", "charted-controller-manager", "-n", NAMESPACE];
     let image = project.jsonpath(&deployment, "{.spec.template.spec.containers[0].image}");
     assert_eq!(image, "registry.example.com/charted:v0.1.0");

@@ -125,12 +125,7 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     project.run("make", &["manifests"]);
     the_crd_is_kubebuilders_but_for_named_differences(&project);
     project.run("make", &["install"]);
-    project.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/cronjobs.batch.tutorial.kubebuilder.io",
-        "--timeout=30s",
-    ]);
+    project.wait_established("crd/cronjobs.batch.tutorial.kubebuilder.io");
     let (kubeconfig, _) = project.manager_identity(NAMESPACE);
     project.run("cargo", &["build", "--bin", "project"]);
     let start = || {

@@ -212,6 +212,18 @@ impl Project {
         );
     }
 
+    /// Waits until the CRD `crd` (`crd/<name>`) is Established. `kubectl wait` fails at once,
+    /// without waiting, when it reads the CRD before the API server wrote any condition
+    /// ("status.conditions accessor error"): it is asked again.
+    pub fn wait_established(&self, crd: &str) {
+        let established = || {
+            let wait = ["wait", "--for=condition=Established", crd, "--timeout=5s"];
+            self.kubectl_output(&wait).status.success()
+        };
+        let context = || self.kubectl(&["get", crd, "-o", "yaml"]);
+        self.wait(&format!("{crd} Established"), 60, context, established);
+    }
+
     /// Waits until `make run WEBHOOK_LOCAL_URL=https://127.0.0.1:9443` has registered its
     /// webhooks and serves them.
     pub fn wait_local_webhooks(&self, manager: &Running) {
