@@ -28,13 +28,12 @@ fn cert_manager_issues_the_serving_certificate_and_injects_its_ca() {
 
     let crds = cert_manager.join("crds.yaml");
     project.kubectl(&["apply", "--server-side", "-f", crds.to_str().unwrap()]);
-    project.kubectl(&[
-        "wait",
-        "--for=condition=Established",
+    for crd in [
         "crd/certificates.cert-manager.io",
         "crd/issuers.cert-manager.io",
-        "--timeout=30s",
-    ]);
+    ] {
+        project.wait_established(crd);
+    }
     project.apply("apiVersion: v1\nkind: Namespace\nmetadata: {name: cert-manager}\n");
     let admin = format!("--kubeconfig={}", project.plane.admin.display());
     let controller = cert_manager.join("controller");

@@ -64,12 +64,7 @@ fn a_controller_names_builds_and_deletes_many_children_of_one_kind() {
         .find(|rule| rule.contains("- configmaps"));
     let configmaps = configmaps.expect("a rule for ConfigMaps");
     assert!(configmaps.contains("- delete"), "{role}");
-    project.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/crews.fleet.crew.example",
-        "--timeout=30s",
-    ]);
+    project.wait_established("crd/crews.fleet.crew.example");
     let (kubeconfig, _) = project.manager_identity(NAMESPACE);
     project.run("cargo", &["build", "--bin", "crew"]);
     let mut command = project.command(&project.manager(), &[]);

@@ -15,12 +15,7 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
     project.create_api("webapp", "Ledger", &["--finalizer"]);
     project.run("make", &["manifests", "install"]);
     for crd in ["guestbooks.webapp.mock.com", "ledgers.webapp.mock.com"] {
-        project.kubectl(&[
-            "wait",
-            "--for=condition=Established",
-            &format!("crd/{crd}"),
-            "--timeout=30s",
-        ]);
+        project.wait_established(&format!("crd/{crd}"));
     }
     // Build first: `make run` would compile while the test's clock runs.
     project.build_for_make_run();

@@ -101,12 +101,7 @@ fn self_signed_certificates_are_made_shared_and_take_over_a_foreign_secret() {
     )
     .unwrap();
     project.kubectl(&["apply", "--server-side", "-f", file.to_str().unwrap()]);
-    project.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/guestbooks.webapp.signed.example",
-        "--timeout=30s",
-    ]);
+    project.wait_established("crd/guestbooks.webapp.signed.example");
     let token = project.kubectl(&[
         "create",
         "token",

@@ -122,12 +122,7 @@ fn a_client_in_the_context_and_the_users_own_error_drive_the_reconcile() {
     let service = Service::start();
     service.refuse.store(true, Ordering::SeqCst);
     project.run("make", &["manifests", "install"]);
-    project.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/invoices.shop.mock.com",
-        "--timeout=30s",
-    ]);
+    project.wait_established("crd/invoices.shop.mock.com");
     project.build_for_make_run();
     let mut run = project.command("make", &["run"]);
     run.env("BILLING_URL", &service.url);

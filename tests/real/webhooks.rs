@@ -54,12 +54,7 @@ fn webhooks_under_make_run_default_refuse_and_keep_unknown_fields() {
         scaffolded, crd,
         "make manifests rewrote the CRD create api wrote"
     );
-    project.kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "crd/guestbooks.webapp.k8s.io",
-        "--timeout=30s",
-    ]);
+    project.wait_established("crd/guestbooks.webapp.k8s.io");
     let annotations = project.kubectl(&[
         "get",
         "crd/guestbooks.webapp.k8s.io",
