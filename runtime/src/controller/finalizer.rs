@@ -58,26 +58,19 @@ where
 {
     let path =
         |path: &str| PointerBuf::from_str(path).map_err(|_| finalizer::Error::InvalidFinalizer);
+    // The finalizers as read (none: no field), then ours added: a new list, or at its end.
     let current = obj.finalizers();
-    let (test, add, value) = match current.is_empty() {
+    let (expected, add, value) = match current.is_empty() {
         true => (
-            "/metadata/finalizers",
+            serde_json::Value::Null,
             "/metadata/finalizers",
             vec![name].into(),
         ),
-        false => (
-            "/metadata/finalizers",
-            "/metadata/finalizers/-",
-            name.into(),
-        ),
-    };
-    let expected = match current.is_empty() {
-        true => serde_json::Value::Null,
-        false => current.into(),
+        false => (current.into(), "/metadata/finalizers/-", name.into()),
     };
     let patch = json_patch::Patch(vec![
         PatchOperation::Test(TestOperation {
-            path: path(test)?,
+            path: path("/metadata/finalizers")?,
             value: expected,
         }),
         PatchOperation::Add(AddOperation {
@@ -116,5 +109,49 @@ impl Finalizers {
         all.filter(|f| !names.contains(*f))
             .map(String::as_str)
             .collect()
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use std::sync::Mutex;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+    use crate::testing::mock;
+
+    #[tokio::test]
+    async fn the_reconcile_that_adds_the_finalizer_applies_the_patched_object() {
+        const NAME: &str = "example.com/cleanup";
+        let path = "/api/v1/namespaces/default/configmaps/a";
+        let (ctx, server) = mock::context();
+        let mut obj = ConfigMap::default();
+        obj.metadata.name = Some("a".into());
+        obj.metadata.namespace = Some("default".into());
+        obj.metadata.finalizers = Some(vec!["other.io/x".into()]);
+        server.insert(path, &obj);
+        let api = Api::<ConfigMap>::namespaced(ctx.client.clone(), "default");
+        let applied = Mutex::new(None);
+        let action = finalizer(&ctx, &api, NAME, Arc::new(obj), |event| async {
+            if let Event::Apply(obj) = event {
+                *applied.lock().unwrap() = Some(obj.finalizers().to_vec());
+            }
+            Ok(Action::await_change())
+        })
+        .await;
+        assert_eq!(action.expect("reconciled"), Action::await_change());
+        let finalizers = ["other.io/x".to_string(), NAME.to_string()];
+        assert_eq!(
+            applied.into_inner().unwrap().as_deref(),
+            Some(&finalizers[..])
+        );
+        let stored = server.get(path).expect("the object");
+        assert_eq!(
+            stored["metadata"]["finalizers"],
+            serde_json::json!(finalizers)
+        );
+        let stored: ConfigMap = serde_json::from_value(stored).unwrap();
+        assert_eq!(ctx.finalizers.others(&stored), ["other.io/x"]);
     }
 }
