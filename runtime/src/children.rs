@@ -257,13 +257,13 @@ where
         .map_ok(move |event| stream::iter(touched.admit(event).into_iter().map(Ok)))
         .try_flatten()
         .try_filter(move |child| {
-            let echo = writes.is_echo(&owner_kind, child);
             #[cfg(feature = "sharding")]
             let ours = (shard.as_ref())
                 .is_none_or(|shard| crate::sharding::server::serves_owner_of(shard, child));
             #[cfg(not(feature = "sharding"))]
             let ours = true;
-            future::ready(!echo && ours)
+            let echo = writes.is_echo(&owner_kind, child);
+            async move { ours && !echo.await }
         })
 }
 
@@ -352,13 +352,32 @@ impl<K: Resource + Clone> Touched<K> {
     }
 }
 
-/// The children `apply` wrote whose watch event has not come back yet: the resource version
-/// each write returned, by owner kind and child. The owned watch drops an event at that
-/// version, so that applying a child does not reconcile its owner a second time (on an owner
-/// the cache may not yet show with the status that reconcile wrote); any other change to the
-/// child has another version and reconciles the owner. Any event of a child forgets its write.
+/// The children `apply` is writing or wrote whose watch event has not come back yet: by owner
+/// kind and child, the resource version each write returned. The owned watch drops an event at
+/// that version, so that applying a child does not reconcile its owner a second time (on an
+/// owner the cache may not yet show with the status that reconcile wrote); any other change to
+/// the child has another version and reconciles the owner. Any event of a child forgets its
+/// write. The event of a write can come before the write's answer: an event of a child being
+/// written waits for the answer ([`ECHO_WAIT`] at most).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Writes(Arc<Mutex<HashMap<String, String>>>);
+pub(crate) struct Writes {
+    writes: Arc<Mutex<HashMap<String, Write>>>,
+    /// Told when a write is answered (or given up).
+    answered: Arc<tokio::sync::watch::Sender<()>>,
+}
+
+/// A child's write, by [`Writes`].
+#[derive(Debug)]
+enum Write {
+    /// Sent, not answered yet.
+    Sent,
+    /// Answered with this resource version.
+    Answered(String),
+}
+
+/// How long the owned watch holds the event of a child whose write is not answered yet:
+/// beyond, the event reconciles the owner (one reconcile more, nothing lost).
+const ECHO_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Writes {
     /// The key of `child`, of an owner of kind `owner`.
@@ -370,23 +389,87 @@ impl Writes {
         format!("{owner}/{api_version}/{kind}/{namespace}/{name}")
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Write>> {
+        self.writes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records that `apply` wrote `child`, of an owner of kind `owner`, which the API server
-    /// returned.
-    fn wrote<K: Resource<DynamicType = ()>>(&self, owner: &str, child: &K) {
-        if let Some(version) = child.meta().resource_version.clone() {
-            self.lock().insert(Self::key(owner, child), version);
-        }
+    /// Records that `apply` sends `child`, of an owner of kind `owner`: until the returned
+    /// [`Sending`] is answered or dropped, an event of the child waits.
+    fn send<K: Resource<DynamicType = ()>>(&self, owner: &str, child: &K) -> Sending<'_> {
+        let key = Self::key(owner, child);
+        self.lock().insert(key.clone(), Write::Sent);
+        Sending { writes: self, key }
     }
 
     /// Whether the event of `child`, of an owner of kind `owner`, is that of a write of
-    /// `apply`; forgets the write.
-    fn is_echo<C: Resource<DynamicType = ()>>(&self, owner: &str, child: &C) -> bool {
-        let written = self.lock().remove(&Self::key(owner, child));
-        written.is_some_and(|version| child.meta().resource_version.as_ref() == Some(&version))
+    /// `apply`, once that write is answered; forgets the write.
+    fn is_echo<C: Resource<DynamicType = ()>>(
+        &self,
+        owner: &str,
+        child: &C,
+    ) -> impl Future<Output = bool> + Send + use<C> {
+        let (writes, key) = (self.clone(), Self::key(owner, child));
+        let version = child.meta().resource_version.clone();
+        let mut answered = self.answered.subscribe();
+        async move {
+            let answer = async {
+                loop {
+                    if let Some(written) = writes.answer(&key) {
+                        return written;
+                    }
+                    if answered.changed().await.is_err() {
+                        return None;
+                    }
+                }
+            };
+            let written = tokio::time::timeout(ECHO_WAIT, answer).await;
+            written.ok().flatten().is_some_and(|written| Some(written) == version)
+        }
+    }
+
+    /// The answer to the write of `key`, forgotten: `None` while it is sent, `Some(None)`
+    /// without a write.
+    fn answer(&self, key: &str) -> Option<Option<String>> {
+        let mut writes = self.lock();
+        if matches!(writes.get(key), Some(Write::Sent)) {
+            return None;
+        }
+        match writes.remove(key) {
+            Some(Write::Answered(written)) => Some(Some(written)),
+            _ => Some(None),
+        }
+    }
+}
+
+/// A child's write sent and not answered yet ([`Writes::send`]); dropped unanswered (an
+/// error, a reconcile cancelled), the write is forgotten.
+struct Sending<'a> {
+    writes: &'a Writes,
+    key: String,
+}
+
+impl Sending<'_> {
+    /// The write was answered with `child`: its event is to be dropped, if `changed` (an
+    /// apply that changed nothing has no event).
+    fn answered<K: Resource>(self, child: &K, changed: bool) {
+        let version = child.meta().resource_version.clone();
+        if let Some(version) = version.filter(|_| changed) {
+            self.writes
+                .lock()
+                .insert(self.key.clone(), Write::Answered(version));
+        }
+        // `drop` forgets a write still `Sent` and tells the waiting events.
+    }
+}
+
+impl Drop for Sending<'_> {
+    fn drop(&mut self) {
+        let mut writes = self.writes.lock();
+        if matches!(writes.get(&self.key), Some(Write::Sent)) {
+            writes.remove(&self.key);
+        }
+        drop(writes);
+        self.writes.answered.send_replace(());
     }
 }
 
@@ -463,11 +546,11 @@ async fn put<K: ChildKind>(
         )));
     }
     let params = PatchParams::apply(manager).force();
+    let sending = writes.send(owner_kind, child);
     let applied = api.patch(&name, &params, &Patch::Apply(child)).await?;
     // A new resource version: the apply changed the child, and its watch event is this write's.
-    if existing.and_then(|e| e.meta().resource_version.clone()) != applied.meta().resource_version {
-        writes.wrote(owner_kind, &applied);
-    }
+    let existing = existing.and_then(|e| e.meta().resource_version.clone());
+    sending.answered(&applied, existing != applied.meta().resource_version);
     Ok(Put::Applied(applied))
 }
 
@@ -782,27 +865,69 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_event_of_a_write_is_dropped_and_any_other_reconciles() {
+    /// Writes `child` of an owner of kind `owner` as `put` does, answered with `version`.
+    fn wrote(writes: &Writes, owner: &str, version: &str) {
+        writes
+            .send(owner, &written(version))
+            .answered(&written(version), true);
+    }
+
+    #[tokio::test]
+    async fn the_event_of_a_write_is_dropped_and_any_other_reconciles() {
         let writes = Writes::default();
-        writes.wrote("Pod", &written("10"));
-        assert!(writes.is_echo("Pod", &event("10")), "the write's own event");
-        assert!(!writes.is_echo("Pod", &event("10")), "only once: forgotten");
-        writes.wrote("Pod", &written("11"));
+        wrote(&writes, "Pod", "10");
         assert!(
-            !writes.is_echo("Pod", &event("12")),
+            writes.is_echo("Pod", &event("10")).await,
+            "the write's own event"
+        );
+        assert!(
+            !writes.is_echo("Pod", &event("10")).await,
+            "only once: forgotten"
+        );
+        wrote(&writes, "Pod", "11");
+        assert!(
+            !writes.is_echo("Pod", &event("12")).await,
             "someone else's change"
         );
         assert!(
-            !writes.is_echo("Pod", &event("11")),
+            !writes.is_echo("Pod", &event("11")).await,
             "forgotten at the first event"
         );
-        writes.wrote("Service", &written("13"));
+        wrote(&writes, "Service", "13");
         assert!(
-            !writes.is_echo("Pod", &event("13")),
+            !writes.is_echo("Pod", &event("13")).await,
             "another owner kind's write"
         );
-        assert!(writes.is_echo("Service", &event("13")));
+        assert!(writes.is_echo("Service", &event("13")).await);
+    }
+
+    /// The watch event of a write can come before the write's answer (seen on the real
+    /// control plane): it waits for the answer.
+    #[tokio::test]
+    async fn the_event_of_a_write_before_its_answer_waits_for_it() {
+        let writes = Writes::default();
+        let sending = writes.send("Pod", &written("20"));
+        let echo = writes.is_echo("Pod", &event("20"));
+        let (echo, ()) = tokio::join!(echo, async move {
+            tokio::task::yield_now().await;
+            sending.answered(&written("20"), true);
+        });
+        assert!(echo, "the write's own event, come before its answer");
+
+        // A write that fails (or is cancelled) is forgotten: its event reconciles.
+        let sending = writes.send("Pod", &written("21"));
+        let echo = writes.is_echo("Pod", &event("21"));
+        let (echo, ()) = tokio::join!(echo, async move {
+            tokio::task::yield_now().await;
+            drop(sending);
+        });
+        assert!(!echo, "no answer: not an echo");
+
+        // A write that changed nothing has no event: any event reconciles.
+        writes
+            .send("Pod", &written("22"))
+            .answered(&written("22"), false);
+        assert!(!writes.is_echo("Pod", &event("22")).await);
     }
 
     /// The owned watch selects by `labels`: a child built from `meta` is one it sees.
