@@ -182,7 +182,7 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     // A spec change reaches the Deployment.
     project.kubectl(&[
         "patch",
-        "memcached/memcached-sample",
+        "memcacheds.cache.every.example/memcached-sample",
         "--type=merge",
         "-p",
         r#"{"spec":{"size":2}}"#,
@@ -311,7 +311,7 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     );
 
     // The owner deleted, the garbage collector deletes its Deployment.
-    project.kubectl(&["delete", "memcached/memcached-sample", "--timeout=30s"]);
+    project.kubectl(&["delete", "memcacheds.cache.every.example/memcached-sample", "--timeout=30s"]);
     project.wait(
         "the garbage collector deletes the Deployment",
         60,

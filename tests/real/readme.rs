@@ -22,10 +22,10 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
 
     let manager = project.start_run(&[]);
     project.kubectl(&["apply", "-k", "config/samples"]);
-    let objects = [
-        "guestbooks.webapp.mock.com/guestbook-sample",
-        "ledger/ledger-sample",
-    ];
+    // Full names: a test that failed before this one may have left another group's Ledgers,
+    // and `ledger/...` would name theirs.
+    const LEDGER: &str = "ledgers.webapp.mock.com/ledger-sample";
+    let objects = ["guestbooks.webapp.mock.com/guestbook-sample", LEDGER];
     for object in objects {
         project.wait(
             &format!("{object} Available"),
@@ -35,12 +35,12 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
         );
     }
     // The running manager put its finalizer on the Ledger and removes it when it is deleted.
-    let finalizers = project.jsonpath(&["ledger/ledger-sample"], "{.metadata.finalizers}");
+    let finalizers = project.jsonpath(&[LEDGER], "{.metadata.finalizers}");
     assert!(
         finalizers.contains("webapp.mock.com/"),
         "no finalizer of the project: {finalizers}"
     );
-    project.kubectl(&["delete", "ledger/ledger-sample", "--timeout=30s"]);
+    project.kubectl(&["delete", LEDGER, "--timeout=30s"]);
 
     // Ctrl-C stops the manager (make reports the interrupt).
     project.kubectl(&["apply", "-k", "config/samples"]);
@@ -48,7 +48,7 @@ fn the_readme_sequence_installs_runs_and_uninstalls() {
         "the Ledger gets its finalizer again",
         30,
         || manager.log(),
-        || project.condition("ledger/ledger-sample", "Available") == "True",
+        || project.condition(LEDGER, "Available") == "True",
     );
     let started = Instant::now();
     let (_, log) = manager.interrupt(20);
