@@ -280,6 +280,24 @@ fn relisted(project: &Project) {
         || manager.log(),
         || available_relisted(project) == 20 && children_whole(),
     );
+    // The reconcile that adds a Ledger's finalizer goes on to apply it: one reconcile each,
+    // not a second for the finalizer's own change (nor for the child's or the status').
+    let reconciles = |name: &str| {
+        let object = format!("/{name}.default");
+        let log = manager.log();
+        log.lines()
+            .filter(|line| line.contains("reconciled") && line.contains(&object))
+            .count()
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    for name in ["relisted-changed", "relisted-deleted"] {
+        assert_eq!(
+            reconciles(name),
+            1,
+            "the reconciles of {name}:\n{}",
+            manager.log()
+        );
+    }
 
     manager.signal("STOP");
     server.stop();

@@ -7,10 +7,10 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 use kube::api::Api;
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
-use kube::runtime::finalizer::{self, finalizer};
+use kube::runtime::finalizer::Event;
 use kube::{Resource, ResourceExt};
 use kube_scaffold_runtime::conditions;
-use kube_scaffold_runtime::controller::{Builder, Error, Result, rule};
+use kube_scaffold_runtime::controller::{Builder, Result, finalizer, rule};
 use tracing::{info, instrument};
 
 use crate::api::webapp::v1 as webappv1;
@@ -47,14 +47,14 @@ pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
 #[instrument(skip_all, fields(name = %obj.name_any(), namespace = obj.namespace()))]
 pub async fn reconcile(obj: Arc<Object>, ctx: Arc<Context>) -> Result<Action> {
     let objects = Api::<Object>::all(ctx.client.clone());
-    finalizer(&objects, FINALIZER, obj, |event| async {
+    // The finalizer is added and the object applied in this one reconcile.
+    finalizer(&ctx, &objects, FINALIZER, obj, |event| async {
         match event {
-            finalizer::Event::Apply(obj) => apply(&obj, &objects, &ctx).await,
-            finalizer::Event::Cleanup(obj) => cleanup(&obj).await,
+            Event::Apply(obj) => apply(&obj, &objects, &ctx).await,
+            Event::Cleanup(obj) => cleanup(&obj).await,
         }
     })
     .await
-    .map_err(|err| Error::Finalizer(Box::new(err)))
 }
 
 /// The object exists and is not being deleted: make the world match its spec.
@@ -174,15 +174,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_new_object_gets_the_finalizer_first() {
+    async fn a_new_object_gets_the_finalizer_then_its_status_in_one_reconcile() {
         let (ctx, server) = serving(&object());
-        let action = reconcile(Arc::new(object()), ctx).await;
-        assert_eq!(action.expect("reconcile succeeded"), Action::await_change());
+        reconciled(object(), &ctx).await;
 
         let stored = server.get(&path()).expect("the object");
         assert_eq!(stored["metadata"]["finalizers"], json!([FINALIZER]));
         let writes = server.writes();
-        assert_eq!(writes.len(), 1, "only the finalizer is added: {writes:?}");
+        assert_eq!(writes[0].path, path(), "the finalizer first: {writes:?}");
+        assert_eq!(stored["status"]["observedGeneration"], 1, "{writes:?}");
     }
 
     #[tokio::test]
