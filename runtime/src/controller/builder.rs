@@ -41,7 +41,7 @@ use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use tracing::{debug, info, warn};
 
 use super::finalizer::Finalizers;
-use super::{Context, Error, Result, Scoped, observe, report_synced};
+use super::{Context, Error, Result, Scoped, observe};
 use crate::children::{Owned, Owner};
 
 /// What makes a change to an object worth a reconcile: its spec (`metadata.generation`, or
@@ -163,12 +163,18 @@ where
         // Whether the first list ended, and with it the cache's wait.
         let whole = Arc::new(AtomicBool::new(false));
         let first = whole.clone();
+        let health = ctx.health.clone();
         let objects = events
             .modify(slim)
             .reflect(writer)
             .inspect_ok(move |event| {
                 if let watcher::Event::InitDone = event {
-                    first.store(true, Ordering::Release);
+                    // The cache has taken the list (`reflect`, before this): it is whole.
+                    // kube's `Store::wait_until_ready` would tell only one waiter, the runner.
+                    if !first.swap(true, Ordering::AcqRel) {
+                        info!(controller = name, "cache synced");
+                        health.synced();
+                    }
                     if let Some((listed, synced)) = &listed {
                         synced.store(listed.load(Ordering::Acquire), Ordering::Release);
                     }
@@ -206,7 +212,6 @@ where
         for owned in owned {
             controller = (owned.watch)(controller, &ctx);
         }
-        report_synced(name, controller.store(), ctx.health.clone());
         ctx.metrics.start_controller(name, concurrency);
         #[cfg(feature = "sharding")]
         let sharder = crate::sharding::sharder::run::<K, S>(ctx.clone(), name, controller.store());

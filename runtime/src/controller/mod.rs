@@ -29,7 +29,7 @@ use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::finalizer as kube_finalizer;
-use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::reflector::ObjectRef;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -293,29 +293,6 @@ pub(crate) async fn supervise<S>(
         ctx.shutdown.cancel();
         anyhow::bail!("{problem}");
     }
-}
-
-/// Tells `health` once `cache`, a controller's view of its objects, has synced with the API
-/// server.
-pub(crate) fn report_synced<K>(controller: &'static str, cache: Store<K>, health: Health)
-where
-    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
-{
-    tokio::spawn(async move {
-        // kube-runtime 5 wakes only the last of several tasks waiting for a store (the
-        // controller waits on it too), so ask again every second rather than once.
-        loop {
-            match tokio::time::timeout(Duration::from_secs(1), cache.wait_until_ready()).await {
-                Ok(Ok(())) => {
-                    tracing::info!(controller, "cache synced");
-                    health.synced();
-                    break;
-                }
-                Ok(Err(_)) => break,
-                Err(_) => continue,
-            }
-        }
-    });
 }
 
 /// Runs one reconcile of `obj` by `controller`: counts it in the metrics, turns a panic into
