@@ -423,7 +423,10 @@ impl Writes {
                 }
             };
             let written = tokio::time::timeout(ECHO_WAIT, answer).await;
-            written.ok().flatten().is_some_and(|written| Some(written) == version)
+            written
+                .ok()
+                .flatten()
+                .is_some_and(|written| Some(written) == version)
         }
     }
 

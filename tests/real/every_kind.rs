@@ -311,7 +311,11 @@ spec: {secretName: site-tls, issuerRef: {name: ca}}
     );
 
     // The owner deleted, the garbage collector deletes its Deployment.
-    project.kubectl(&["delete", "memcacheds.cache.every.example/memcached-sample", "--timeout=30s"]);
+    project.kubectl(&[
+        "delete",
+        "memcacheds.cache.every.example/memcached-sample",
+        "--timeout=30s",
+    ]);
     project.wait(
         "the garbage collector deletes the Deployment",
         60,
