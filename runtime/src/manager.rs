@@ -689,6 +689,7 @@ mod tests {
         assert!(!bad.would_enable("my_operator", &Level::DEBUG));
     }
 
+    #[cfg(feature = "leader-election")]
     #[test]
     fn identities_differ_between_runs_on_one_host() {
         let (a, b) = (identity(), identity());

@@ -367,7 +367,7 @@ impl Configuration for ValidatingWebhookConfiguration {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "webhooks"))]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
 
