@@ -16,12 +16,11 @@
 //! or nobody, controls is never taken over. The watch event of a child's own write does not
 //! reconcile its owner again (`Writes`).
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
 
-use futures::future::BoxFuture;
 use futures::{FutureExt, Stream, TryStreamExt, future, stream};
 use k8s_openapi::NamespaceResourceScope;
 use k8s_openapi::api::rbac::v1::PolicyRule;
@@ -33,26 +32,32 @@ use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::controller::{Context, Error, Result, rule};
+pub use crate::controller::{Applied, Applying, Owned, Owner};
+use crate::controller::{Cache, Caches, Context, Error, Result, Write, Writes, rule};
 
 /// The label that names the manager of a child (`labels`): the owner's controller watches
 /// only the children it labelled so.
 pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by";
 
+/// The value of [`MANAGED_BY`] on this process's children.
+static MANAGER: OnceLock<String> = OnceLock::new();
+
+/// The value of [`MANAGED_BY`] on this process's children: the name the first `Manager::new`
+/// gave (its package's), `operator` before that. Process-wide because the user's
+/// [`Child::build`], which calls [`labels`], has no context; and the value must not change:
+/// a Deployment's selector holds it.
+pub(crate) fn managed_by() -> &'static str {
+    MANAGER.get().map_or("operator", String::as_str)
+}
+
+/// Sets [`managed_by`] to `manager`, unless it is already set.
+pub(crate) fn set_managed_by(manager: &str) {
+    let _ = MANAGER.set(manager.to_string());
+}
+
 /// What a controller does with its children: watch them, apply them with server-side apply
 /// (`create` for a child the apply creates). Kubernetes' garbage collector deletes them.
 const VERBS: &[&str] = &["get", "list", "watch", "create", "patch"];
-
-/// A kind whose objects own children: what kube's `Controller` needs of the kind it runs for.
-pub trait Owner:
-    Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
-{
-}
-
-impl<O> Owner for O where
-    O: Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Send + Sync + 'static
-{
-}
 
 /// A kind whose objects can be children: namespaced, applied with server-side apply and
 /// cached.
@@ -89,33 +94,6 @@ pub trait Child<O>: ChildKind {
 
     /// Why the child, as the API server returned it, is not ready yet; `None` when it is.
     fn not_ready(&self) -> Option<String>;
-}
-
-/// What `apply` found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Applied {
-    /// The child is applied and ready.
-    Ready,
-    /// The child is applied; it says why it is not ready yet.
-    NotReady(String),
-    /// An object of the child's name exists and another owner, or nobody, controls it: it was
-    /// left alone.
-    Foreign(String),
-}
-
-/// A future that applies one child.
-pub type Applying<'a> = BoxFuture<'a, Result<Applied>>;
-
-/// One kind a controller owns, as the controller uses it: `Owned::of::<Deployment>()` or
-/// `Owned::many::<Job>()`. `S` is the project's state in the controller's [`Context`].
-pub struct Owned<O: Owner, S = ()> {
-    /// Adds the watch of the children to the owner's controller.
-    pub watch: fn(Controller<O>, &Context<S>) -> Controller<O>,
-    /// Builds the child of an owner and applies it with the given field manager; for
-    /// `Owned::many`, nothing: the reconcile applies those children itself.
-    pub apply: for<'a> fn(&'a O, &'a Context<S>, &'static str) -> Applying<'a>,
-    /// The RBAC rules the controller needs for the children.
-    pub rules: fn() -> Vec<PolicyRule>,
 }
 
 impl<O: Owner, S: Send + Sync + 'static> Owned<O, S> {
@@ -175,7 +153,7 @@ pub fn named<O: Resource<DynamicType = ()>>(owner: &O, name: &str) -> ObjectMeta
 fn shard_label<O: Resource>(owner: &O) -> Option<(String, String)> {
     #[cfg(feature = "sharding")]
     {
-        let key = crate::sharding::label(crate::manager::name());
+        let key = crate::sharding::label(managed_by());
         let shard = owner.meta().labels.as_ref()?.get(&key)?;
         Some((key, shard.clone()))
     }
@@ -195,7 +173,7 @@ pub fn labels<O: Resource<DynamicType = ()>>(owner: &O) -> BTreeMap<String, Stri
             O::kind(&()).to_lowercase(),
         ),
         ("app.kubernetes.io/instance".to_string(), owner.name_any()),
-        (MANAGED_BY.to_string(), crate::manager::name().to_string()),
+        (MANAGED_BY.to_string(), managed_by().to_string()),
     ])
 }
 
@@ -352,29 +330,6 @@ impl<K: Resource + Clone> Touched<K> {
     }
 }
 
-/// The children `apply` is writing or wrote whose watch event has not come back yet: by owner
-/// kind and child, the resource version each write returned. The owned watch drops an event at
-/// that version, so that applying a child does not reconcile its owner a second time (on an
-/// owner the cache may not yet show with the status that reconcile wrote); any other change to
-/// the child has another version and reconciles the owner. Any event of a child forgets its
-/// write. The event of a write can come before the write's answer: an event of a child being
-/// written waits for the answer ([`ECHO_WAIT`] at most).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Writes {
-    writes: Arc<Mutex<HashMap<String, Write>>>,
-    /// Told when a write is answered (or given up).
-    answered: Arc<tokio::sync::watch::Sender<()>>,
-}
-
-/// A child's write, by [`Writes`].
-#[derive(Debug)]
-enum Write {
-    /// Sent, not answered yet.
-    Sent,
-    /// Answered with this resource version.
-    Answered(String),
-}
-
 /// How long the owned watch holds the event of a child whose write is not answered yet:
 /// beyond, the event reconciles the owner (one reconcile more, nothing lost).
 const ECHO_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -478,7 +433,7 @@ impl Drop for Sending<'_> {
 
 /// The label selector of this manager's children.
 fn selector() -> String {
-    format!("{MANAGED_BY}={}", crate::manager::name())
+    format!("{MANAGED_BY}={}", managed_by())
 }
 
 fn applying<'a, O, K, S>(owner: &'a O, ctx: &'a Context<S>, manager: &'static str) -> Applying<'a>
@@ -710,14 +665,6 @@ impl<K: ChildKind> Children<K> {
     }
 }
 
-/// The caches of the kinds owned many per owner (`Owned::many`), by owner kind and child kind:
-/// filled by the owned watches, read by [`Children::of`].
-#[derive(Clone, Default)]
-pub(crate) struct Caches(Arc<Mutex<HashMap<(TypeId, TypeId), Cache>>>);
-
-/// One kind's cache: a `Cached<K>`.
-type Cache = Box<dyn Any + Send + Sync>;
-
 /// The cache of one owned kind, and whether it has had its first list.
 #[derive(Clone)]
 struct Cached<K: ChildKind> {
@@ -741,12 +688,6 @@ impl Caches {
         let key = (TypeId::of::<O>(), TypeId::of::<K>());
         let lock = self.lock();
         lock.get(&key)?.downcast_ref::<Cached<K>>().cloned()
-    }
-}
-
-impl Debug for Caches {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Caches").finish_non_exhaustive()
     }
 }
 

@@ -94,3 +94,20 @@ pub mod sharding;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod webhook;
+
+#[cfg(test)]
+mod tests {
+    /// The modules form layers: no module uses, through others, a module that uses it
+    /// (scripts/module-cycles reads the `crate::` paths of every file outside its tests).
+    #[test]
+    fn no_module_imports_a_module_that_imports_it() {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/module-cycles");
+        let out = std::process::Command::new(script)
+            .arg("-v")
+            .output()
+            .expect("scripts/module-cycles runs");
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{printed}");
+        assert!(printed.contains("no cycle among"), "{printed}");
+    }
+}

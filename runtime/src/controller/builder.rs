@@ -41,8 +41,7 @@ use kube::runtime::{Predicate, WatchStreamExt, predicates, watcher};
 use tracing::{debug, info, warn};
 
 use super::finalizer::Finalizers;
-use super::{Context, Error, Result, Scoped, observe};
-use crate::children::{Owned, Owner};
+use super::{Context, Error, Owned, Owner, Result, Scoped, observe};
 
 /// What makes a change to an object worth a reconcile: its spec (`metadata.generation`, or
 /// any change for a kind without one, such as a ConfigMap), its labels, its annotations, and
@@ -214,7 +213,14 @@ where
         }
         ctx.metrics.start_controller(name, concurrency);
         #[cfg(feature = "sharding")]
-        let sharder = crate::sharding::sharder::run::<K, S>(ctx.clone(), name, controller.store());
+        let sharder = crate::sharding::sharder::run(
+            ctx.shard.clone(),
+            ctx.client.clone(),
+            ctx.api::<kube::core::PartialObjectMeta<K>>(),
+            ctx.metrics.clone(),
+            name,
+            controller.store(),
+        );
         #[cfg(not(feature = "sharding"))]
         let sharder = std::future::pending::<()>();
         let reconcile = move |obj: Arc<K>, ctx: Arc<Context<S>>| {
@@ -232,7 +238,7 @@ where
                 // reconcile, in the object's slot, after any reconcile of it that ran.
                 #[cfg(feature = "sharding")]
                 if let Some(shard) = ctx.shard.as_ref().filter(|shard| shard.draining(&*obj)) {
-                    if shard.release(&ctx, &*obj).await? {
+                    if shard.release(&ctx.client, &*obj).await? {
                         ctx.metrics.released(name, 1);
                         let object = obj.meta().name.as_deref().unwrap_or_default();
                         info!(controller = name, object, "released to another shard");
@@ -302,7 +308,10 @@ where
         .as_ref()
         .filter(|shard| shard.mode == crate::sharding::Mode::Server)
     {
-        let (events, listed, synced) = crate::sharding::server::watch::<K, S>(ctx, shard, config);
+        let namespace = ctx.namespace.clone();
+        let api = move |client| <K::Scope as Scoped>::api(client, namespace.as_deref());
+        let (events, listed, synced) =
+            crate::sharding::server::watch(ctx.client.clone(), api, shard, config);
         return (events, Some((listed, synced)));
     }
     (

@@ -9,9 +9,12 @@
 mod builder;
 pub mod events;
 mod finalizer;
+mod owned;
 
 pub use builder::{Builder, CONCURRENCY, LAST_APPLIED, RESYNC, retry, slim};
 pub use finalizer::finalizer;
+pub use owned::{Applied, Applying, Owned, Owner};
+pub(crate) use owned::{Cache, Caches, Write, Writes};
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -60,9 +63,9 @@ pub struct Context<S = ()> {
     /// flags (`Manager::with_state`).
     pub state: S,
     /// The children's writes whose watch events are the manager's own.
-    pub(crate) writes: crate::children::Writes,
+    pub(crate) writes: Writes,
     /// The caches of the kinds owned many per owner, which `children::Children` reads.
-    pub(crate) caches: crate::children::Caches,
+    pub(crate) caches: Caches,
     /// The finalizers `finalizer` adds in the reconcile that applies.
     pub(crate) finalizers: finalizer::Finalizers,
     /// This replica's shard, when the manager runs with `--sharding`: the controllers watch
@@ -72,11 +75,16 @@ pub struct Context<S = ()> {
 }
 
 impl Context {
-    /// A context around `client`. Events name this manager (`manager::name()`) and, in a pod,
-    /// the pod (`POD_NAME`, from the downward API).
+    /// A context around `client`, for a test: [`Context::named`] `operator`.
     pub fn new(client: Client) -> Self {
+        Self::named(client, "operator")
+    }
+
+    /// A context around `client` whose Events name the manager `manager` and, in a pod, the
+    /// pod (`POD_NAME`, from the downward API).
+    pub fn named(client: Client, manager: &str) -> Self {
         let reporter = Reporter {
-            controller: crate::manager::name().into(),
+            controller: manager.into(),
             instance: std::env::var("POD_NAME").ok(),
         };
         Self {

@@ -16,7 +16,6 @@
 //!   released) moves at once. No object is ever reconciled by two replicas at once.
 
 pub(crate) mod record;
-pub(crate) mod replica;
 pub mod ring;
 pub(crate) mod server;
 pub(crate) mod sharder;
@@ -25,10 +24,8 @@ use std::collections::BTreeMap;
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::ApiResource;
-use kube::{Resource, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use tokio::sync::watch;
-
-use crate::controller::{Context, Result};
 
 /// The label of a shard's Lease that names the ring (the project) it belongs to.
 pub const RING_LABEL: &str = "sharding.kube-scaffold.io/ring";
@@ -125,7 +122,7 @@ impl Shard {
     /// they still say this shard and drain (a JSON patch's `test`s). The object then leaves
     /// this shard's watch, and the sharder names its new shard. Whether it was given up now
     /// (`false`: it had already moved).
-    pub async fn release<K, S>(&self, ctx: &Context<S>, obj: &K) -> Result<bool>
+    pub async fn release<K>(&self, client: &Client, obj: &K) -> kube::Result<bool>
     where
         K: Resource<DynamicType = ()>,
     {
@@ -138,7 +135,7 @@ impl Shard {
         ]);
         let patch: json_patch::Patch = serde_json::from_value(patch).expect("a valid JSON patch");
         let api = dynamic_api(
-            ctx,
+            client,
             &ApiResource::erase::<K>(&()),
             obj.meta().namespace.as_deref(),
         );
@@ -153,7 +150,7 @@ impl Shard {
             Ok(_) => Ok(true),
             // A failed `test` (422) or a deleted object: it is no longer this shard's.
             Err(kube::Error::Api(status)) if status.code == 422 || status.code == 404 => Ok(false),
-            Err(err) => Err(err.into()),
+            Err(err) => Err(err),
         }
     }
 }
@@ -173,14 +170,14 @@ fn pointer(key: &str) -> String {
 
 /// The API of the objects of `resource` in `namespace` (all namespaces, or a cluster-scoped
 /// kind's, for `None`).
-fn dynamic_api<S>(
-    ctx: &Context<S>,
+fn dynamic_api(
+    client: &Client,
     resource: &ApiResource,
     namespace: Option<&str>,
 ) -> Api<DynamicObject> {
     match namespace {
-        Some(namespace) => Api::namespaced_with(ctx.client.clone(), namespace, resource),
-        None => Api::all_with(ctx.client.clone(), resource),
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, resource),
+        None => Api::all_with(client.clone(), resource),
     }
 }
 

@@ -32,7 +32,6 @@ use tracing::{debug, info, warn};
 use super::Shard;
 use super::record::{ACK, Record, annotations, record_name};
 use super::ring::{Ranges, Ring, uid_position};
-use crate::controller::{Context, Scoped};
 
 /// How often a replica that narrowed looks whether its reconciles outside its arcs ended.
 const DRAIN_POLL: Duration = Duration::from_millis(50);
@@ -120,14 +119,16 @@ pub(crate) fn reconciling<K: Resource>(shard: &Arc<Shard>, obj: &K) -> Option<Re
     })
 }
 
-/// The watch events of the objects of `K` this shard serves, under `config`: a watch of the
-/// API server with the shard's selector, started again, and so listed again, each time the
+/// The watch events of the objects of `K` this shard serves, under `config`: a watch, through
+/// `client`, of the API `api` makes of a client (the controller's namespace or all), with the
+/// shard's selector, started again, and so listed again, each time the
 /// selection changes; and two generation counters. The stream sets the first (`listed`) to
 /// its selection's generation as it yields a list's `InitDone`; the caller copies it into the
 /// second (`synced`, which [`Serving`] reads) once its reflector has applied that `InitDone`,
 /// so that `synced` never runs ahead of the cache.
-pub(crate) fn watch<K, S>(
-    ctx: &Context<S>,
+pub(crate) fn watch<K>(
+    client: Client,
+    api: impl Fn(Client) -> Api<K> + Send + Sync + 'static,
     shard: &Arc<Shard>,
     config: watcher::Config,
 ) -> (
@@ -138,21 +139,15 @@ pub(crate) fn watch<K, S>(
 where
     K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
     K: Send + Sync + 'static,
-    K::Scope: Scoped,
 {
-    let (client, namespace) = (ctx.client.clone(), ctx.namespace.clone());
+    let api = Arc::new(api);
     let synced = Arc::new(AtomicU64::new(0));
     lock(&shard.serving.synced).push(synced.clone());
     let listed = Arc::new(AtomicU64::new(0));
     let tag = listed.clone();
     let selections = shard.serving.selection.subscribe();
     let generations = stream::unfold(selections, move |mut selections| {
-        let (client, namespace, config, tag) = (
-            client.clone(),
-            namespace.clone(),
-            config.clone(),
-            tag.clone(),
-        );
+        let (client, api, config, tag) = (client.clone(), api.clone(), config.clone(), tag.clone());
         async move {
             let selection = selections.borrow_and_update().clone();
             let mut next = selections.clone();
@@ -168,8 +163,7 @@ where
                     .chain(stream::pending())
                     .boxed(),
                 Some(selector) => {
-                    let client = selecting(&client, &selector);
-                    let api = <K::Scope as Scoped>::api(client, namespace.as_deref());
+                    let api = api(selecting(&client, &selector));
                     watcher(api, config).default_backoff().boxed()
                 }
             };
@@ -269,13 +263,13 @@ pub(crate) async fn check_server(client: &Client, namespace: &str) -> anyhow::Re
 /// shard, and, when this shard is a member of a generation it has not acknowledged, waits
 /// until its caches hold only those arcs and its reconciles outside them ended, then
 /// acknowledges. Sends each record read to `records`, for the sharder.
-pub(crate) async fn follow<S>(
-    ctx: Arc<Context<S>>,
+pub(crate) async fn follow(
+    client: Client,
     shard: Arc<Shard>,
     namespace: String,
     records: watch::Sender<Option<Record>>,
 ) {
-    let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &namespace);
+    let leases: Api<Lease> = Api::namespaced(client, &namespace);
     let name = record_name(&shard.ring);
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
     let events = watcher(leases.clone(), config).default_backoff();
@@ -355,14 +349,14 @@ fn next(record: Option<&Record>, live: &Ring) -> Option<BTreeMap<String, String>
 /// live shards `live`, from the records `records` reads. A change that takes arcs from a live
 /// shard is published beside the settled ring and settled once every member acknowledged it;
 /// one that takes none (a shard died or left) is settled at once.
-pub(crate) async fn publish<S>(
-    ctx: Arc<Context<S>>,
+pub(crate) async fn publish(
+    client: Client,
     shard: Arc<Shard>,
     namespace: String,
     mut live: watch::Receiver<Ring>,
     mut records: watch::Receiver<Option<Record>>,
 ) {
-    let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &namespace);
+    let leases: Api<Lease> = Api::namespaced(client, &namespace);
     let name = record_name(&shard.ring);
     loop {
         let ring = live.borrow_and_update().clone();
@@ -514,13 +508,13 @@ mod tests {
         let items = [item("uid-1"), item("uid-2"), item("uid-3")];
         let list = serde_json::json!({ "kind": "ConfigMapList", "apiVersion": "v1", "metadata": { "resourceVersion": "1" }, "items": items });
         let (client, _) = answering(list);
-        let ctx = Context::new(client);
         let shard = Arc::new(shard(super::super::Mode::Server));
         let at = uid_position("uid-2");
         shard
             .serving
             .select(Ranges::from(vec![(at.into(), u128::from(at) + 1)]));
-        let (events, _, _) = watch::<ConfigMap, ()>(&ctx, &shard, watcher::Config::default());
+        let (events, _, _) =
+            watch::<ConfigMap>(client.clone(), Api::all, &shard, watcher::Config::default());
         let listed: Vec<String> = events
             .try_take_while(|e| future::ready(Ok(!matches!(e, watcher::Event::InitDone))))
             .try_filter_map(|e| {

@@ -3,6 +3,7 @@
 //! through the drain step when the object leaves a live shard ([`decide`]).
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +13,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, Preconditions
 use kube::core::{ApiResource, PartialObjectMeta};
 use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Resource, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, Semaphore, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
@@ -20,9 +22,8 @@ use tracing::{debug, info, warn};
 use super::record;
 use super::ring::Ring;
 use super::{RING_LABEL, SHARD_LABEL, Shard, dynamic_api};
-use crate::children::Owner;
-use crate::controller::{Context, Scoped};
 use crate::leader::Timing;
+use crate::metrics::Metrics;
 
 /// How many label patches the sharder has in flight at once.
 const PATCHES: usize = 32;
@@ -97,14 +98,14 @@ pub(crate) fn decide(
 /// last with the fewest moves, starting from the ring record's, so that a new sharder goes on
 /// from its predecessor's table; in the label mode it writes each ring there (the server-side
 /// mode publishes it through the handover instead).
-pub(crate) async fn members<S>(
-    ctx: Arc<Context<S>>,
+pub(crate) async fn members(
+    client: Client,
     shard: Arc<Shard>,
     namespace: String,
     timing: Timing,
     ring: &watch::Sender<Ring>,
 ) {
-    let leases: Api<Lease> = Api::namespaced(ctx.client.clone(), &namespace);
+    let leases: Api<Lease> = Api::namespaced(client, &namespace);
     let params = ListParams::default().labels(&format!("{RING_LABEL}={}", shard.ring));
     // Per Lease: its record as last read and when it last changed; when it was first seen dead.
     let mut seen: HashMap<String, (LeaseSpec, Instant, Option<Instant>)> = HashMap::new();
@@ -225,27 +226,35 @@ struct Seen {
 const COUNT_EVERY: Duration = Duration::from_secs(5);
 
 /// The sharding side of the controller `controller` of `K`, whose cache is `cache`: the
-/// objects it holds counted in the metrics, and, while this replica leads, the sharder of `K`.
-/// Never ends; without sharding it does nothing.
-pub(crate) async fn run<K, S>(ctx: Arc<Context<S>>, controller: &'static str, cache: Store<K>)
-where
-    K: Owner,
-    S: Send + Sync + 'static,
-    K::Scope: Scoped,
+/// objects it holds counted in `metrics`, and, while this replica leads, the sharder of `K`
+/// (which watches `objects` and labels them through `client`). Never ends; without a shard it
+/// does nothing.
+pub(crate) async fn run<K>(
+    shard: Option<Arc<Shard>>,
+    client: Client,
+    objects: Api<PartialObjectMeta<K>>,
+    metrics: Arc<Metrics>,
+    controller: &'static str,
+    cache: Store<K>,
+) where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
-    let Some(shard) = ctx.shard.clone() else {
+    let Some(shard) = shard else {
         return std::future::pending().await;
     };
     let counting = async {
         loop {
-            ctx.metrics.holding(controller, cache.len());
+            metrics.holding(controller, cache.len());
             tokio::time::sleep(COUNT_EVERY).await;
         }
     };
     // In the server-side mode nothing is labelled: the API server selects.
     let assigning = async {
         match shard.mode {
-            super::Mode::Labels => assign::<K, S>(ctx.clone(), shard, controller).await,
+            super::Mode::Labels => {
+                let writer = Writer::new::<K>(client, metrics.clone(), &shard, controller);
+                assign(objects, writer, shard, controller).await
+            }
             super::Mode::Server => std::future::pending().await,
         }
     };
@@ -258,34 +267,24 @@ where
 /// shard without waiting for a periodic pass, and each change of the ring starts the watch
 /// again, whose list (paged, from the API server's storage) decides every object on the new
 /// ring, a page at a time.
-pub(crate) async fn assign<K, S>(ctx: Arc<Context<S>>, shard: Arc<Shard>, controller: &'static str)
-where
-    K: Owner,
-    S: Send + Sync + 'static,
-    K::Scope: Scoped,
+pub(crate) async fn assign<K>(
+    objects: Api<PartialObjectMeta<K>>,
+    writer: Writer,
+    shard: Arc<Shard>,
+    controller: &'static str,
+) where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
 {
     let mut leading = shard.leading.clone();
     if leading.wait_for(|leading| *leading).await.is_err() {
         return std::future::pending().await;
     }
     info!(controller, "placing objects on the shards");
-    let writer = Arc::new(Writer {
-        ctx: ctx.clone(),
-        resource: ApiResource::erase::<K>(&()),
-        label: shard.label().to_string(),
-        drain: shard.drain_label().to_string(),
-        controller,
-        slots: Arc::new(Semaphore::new(PATCHES)),
-        failed: Notify::new(),
-    });
+    let writer = Arc::new(writer);
     let mut members = shard.members.clone();
     loop {
         let ring = members.borrow_and_update().clone();
-        let events = watcher(
-            ctx.api::<PartialObjectMeta<K>>(),
-            watcher::Config::default(),
-        )
-        .default_backoff();
+        let events = watcher(objects.clone(), watcher::Config::default()).default_backoff();
         let mut events = std::pin::pin!(events);
         loop {
             tokio::select! {
@@ -317,8 +316,9 @@ fn key<K: Resource>(obj: &K) -> String {
 }
 
 /// Writes the sharder's labels on the objects of one kind, a bounded number at once.
-struct Writer<S> {
-    ctx: Arc<Context<S>>,
+pub(crate) struct Writer {
+    client: Client,
+    metrics: Arc<Metrics>,
     resource: ApiResource,
     label: String,
     drain: String,
@@ -329,7 +329,27 @@ struct Writer<S> {
     failed: Notify,
 }
 
-impl<S: Send + Sync + 'static> Writer<S> {
+impl Writer {
+    /// The writer of `shard`'s labels on the objects of `K`, through `client`, counted in
+    /// `metrics` as `controller`'s.
+    fn new<K: Resource<DynamicType = ()>>(
+        client: Client,
+        metrics: Arc<Metrics>,
+        shard: &Shard,
+        controller: &'static str,
+    ) -> Self {
+        Self {
+            client,
+            metrics,
+            resource: ApiResource::erase::<K>(&()),
+            label: shard.label().to_string(),
+            drain: shard.drain_label().to_string(),
+            controller,
+            slots: Arc::new(Semaphore::new(PATCHES)),
+            failed: Notify::new(),
+        }
+    }
+
     /// Writes what `decide` says of `meta`, in a task of its own once a slot is free. Each
     /// patch carries the resource version the decision read: if the object changed since, the
     /// patch fails (409) and the change's own event is decided again.
@@ -366,7 +386,7 @@ impl<S: Send + Sync + 'static> Writer<S> {
         let patch = serde_json::json!({
             "metadata": { "resourceVersion": object.version, "labels": labels }
         });
-        let api = dynamic_api(&self.ctx, &self.resource, object.namespace.as_deref());
+        let api = dynamic_api(&self.client, &self.resource, object.namespace.as_deref());
         let params = PatchParams::default();
         let mut wait = RETRY_FIRST;
         loop {
@@ -394,7 +414,7 @@ impl<S: Send + Sync + 'static> Writer<S> {
     /// Logs and counts the patch `next` written on `object`.
     fn written(&self, object: &Seen, next: &Move) {
         debug!(controller = self.controller, object = %object.name, ?next, "sharded");
-        let metrics = &self.ctx.metrics;
+        let metrics = &self.metrics;
         match next {
             Move::Assign { reason, .. } => metrics.assigned(self.controller, reason.label()),
             Move::Drain => metrics.assigned(self.controller, "drain"),
@@ -444,7 +464,7 @@ mod tests {
 
     /// A writer of labels for `ring`'s project over a stand-in API server that answers each
     /// label patch with the next of `codes` (200 once they run out); and the codes answered.
-    fn answering(codes: Vec<u16>) -> (Arc<Writer<()>>, Arc<std::sync::Mutex<Vec<u16>>>) {
+    fn answering(codes: Vec<u16>) -> (Arc<Writer>, Arc<std::sync::Mutex<Vec<u16>>>) {
         use kube::client::Body;
         let (service, mut handle) =
             tower_test::mock::pair::<http::Request<Body>, http::Response<Body>>();
@@ -471,9 +491,9 @@ mod tests {
                 send.send_response(response);
             }
         });
-        let ctx = Arc::new(Context::new(kube::Client::new(service, "default")));
         let writer = Writer {
-            ctx,
+            client: kube::Client::new(service, "default"),
+            metrics: Arc::new(crate::metrics::Metrics::default()),
             resource: ApiResource::erase::<k8s_openapi::api::core::v1::ConfigMap>(&()),
             label: "shard.kube-scaffold.io/ring".into(),
             drain: "drain.kube-scaffold.io/ring".into(),
@@ -504,7 +524,6 @@ mod tests {
         assert_eq!(*answered.lock().unwrap(), [500, 503, 200]);
         assert!(
             writer
-                .ctx
                 .metrics
                 .encode()
                 .contains(r#"sharding_assignments_total{controller="configmap",reason="new"} 1"#)
@@ -536,7 +555,7 @@ mod tests {
         );
     }
 
-    fn writer_failing_for_ever() -> (Arc<Writer<()>>, Arc<std::sync::Mutex<Vec<u16>>>) {
+    fn writer_failing_for_ever() -> (Arc<Writer>, Arc<std::sync::Mutex<Vec<u16>>>) {
         answering(vec![500; 100])
     }
 }

@@ -64,14 +64,17 @@ pub struct SelfSigned {
     pub mutating: Option<String>,
     pub validating: Option<String>,
     pub crds: Vec<String>,
+    /// The CA's name: `<project> webhook CA`.
+    pub ca: String,
 }
 
 impl SelfSigned {
-    /// The certificates of a project whose webhooks are `hooks` and `conversions`, in the
-    /// Secret `secret` of `namespace`, for the Service `service`. Its configurations are named
-    /// after the Service, as config/default names them (`<prefix>webhook-service`,
-    /// `<prefix>mutating-webhook-configuration`...).
+    /// The certificates of the project `project` whose webhooks are `hooks` and
+    /// `conversions`, in the Secret `secret` of `namespace`, for the Service `service`. Its
+    /// configurations are named after the Service, as config/default names them
+    /// (`<prefix>webhook-service`, `<prefix>mutating-webhook-configuration`...).
     pub fn for_project(
+        project: &str,
         secret: &str,
         namespace: &str,
         service: &str,
@@ -93,6 +96,7 @@ impl SelfSigned {
             mutating: configuration(true, "mutating-webhook-configuration"),
             validating: configuration(false, "validating-webhook-configuration"),
             crds,
+            ca: ca_name(project),
         }
     }
 
@@ -105,18 +109,18 @@ impl SelfSigned {
         let certs = loop {
             let existing = secrets.get_opt(&self.secret).await.with_context(what)?;
             let (certs, created) = match &existing {
-                None => (Certs::new(&names)?, true),
+                None => (Certs::new(&names, &self.ca)?, true),
                 Some(secret) => match Certs::from_secret(secret) {
                     Ok(certs) if !certs.needs_renewal(&names, OffsetDateTime::now_utc()) => {
                         break certs;
                     }
-                    Ok(certs) => (certs.renew(&names)?, false),
+                    Ok(certs) => (certs.renew(&names, &self.ca)?, false),
                     // Not one this manager wrote (cert-manager's, left after switching modes):
                     // a new CA replaces it, rather than an exit at every start.
                     Err(err) => {
                         let error = format!("{err:#}");
                         tracing::warn!(%error, secret = %self.secret, "replacing a webhook Secret this manager did not write");
-                        (Certs::new(&names)?, false)
+                        (Certs::new(&names, &self.ca)?, false)
                     }
                 },
             };
@@ -314,34 +318,36 @@ pub(super) struct Certs {
 }
 
 impl Certs {
-    /// A new CA, and a serving certificate for `names` it signed.
-    pub(super) fn new(names: &[String]) -> anyhow::Result<Self> {
+    /// A new CA named `ca`, and a serving certificate for `names` it signed.
+    pub(super) fn new(names: &[String], ca: &str) -> anyhow::Result<Self> {
         let ca_key = KeyPair::generate()?;
         let now = OffsetDateTime::now_utc();
-        let ca_cert = ca_params(now)?.self_signed(&ca_key)?;
-        Self::signed(ca_cert.pem(), ca_key, names, now + SERVING_LIFETIME)
+        let ca_cert = ca_params(ca, now)?.self_signed(&ca_key)?;
+        Self::signed(ca_cert.pem(), ca_key, ca, names, now + SERVING_LIFETIME)
     }
 
-    /// The same CA, and a new serving certificate for `names` it signed.
-    fn renew(&self, names: &[String]) -> anyhow::Result<Self> {
+    /// The same CA, named `ca`, and a new serving certificate for `names` it signed.
+    fn renew(&self, names: &[String], ca: &str) -> anyhow::Result<Self> {
         Self::signed(
             self.ca_cert.clone(),
             KeyPair::from_pem(&self.ca_key)?,
+            ca,
             names,
             OffsetDateTime::now_utc() + SERVING_LIFETIME,
         )
     }
 
-    /// A serving certificate for `names` until `not_after`, signed by the CA.
+    /// A serving certificate for `names` until `not_after`, signed by the CA named `ca`.
     fn signed(
         ca_cert: String,
         ca_key: KeyPair,
+        ca: &str,
         names: &[String],
         not_after: OffsetDateTime,
     ) -> anyhow::Result<Self> {
         let ca_key_pem = ca_key.serialize_pem();
         // The CA's name and key: all a signature needs.
-        let issuer = Issuer::new(ca_params(OffsetDateTime::now_utc())?, ca_key);
+        let issuer = Issuer::new(ca_params(ca, OffsetDateTime::now_utc())?, ca_key);
         let now = OffsetDateTime::now_utc();
         let mut params = CertificateParams::new(names.to_vec())?;
         params.not_before = now - time::Duration::hours(1);
@@ -434,16 +440,19 @@ impl Certs {
     }
 }
 
-/// The CA's parameters: the same name every time, so that a renewal signs as the same CA.
-fn ca_params(now: OffsetDateTime) -> anyhow::Result<CertificateParams> {
+/// The name of the CA of the project `project`.
+pub(super) fn ca_name(project: &str) -> String {
+    format!("{project} webhook CA")
+}
+
+/// The parameters of the CA named `ca`: the same name every time, so that a renewal signs as
+/// the same CA.
+fn ca_params(ca: &str, now: OffsetDateTime) -> anyhow::Result<CertificateParams> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     let mut name = DistinguishedName::new();
-    name.push(
-        DnType::CommonName,
-        format!("{} webhook CA", crate::manager::name()),
-    );
+    name.push(DnType::CommonName, ca);
     params.distinguished_name = name;
     params.not_before = now - time::Duration::hours(1);
     params.not_after = now + CA_LIFETIME;
@@ -462,13 +471,15 @@ mod tests {
     use super::super::fake::{Objects, handshake};
     use super::*;
 
+    const CA: &str = "guestbook webhook CA";
+
     fn names() -> Vec<String> {
         self_signed().dns_names()
     }
 
     #[tokio::test]
     async fn the_serving_certificate_is_trusted_through_the_ca_for_the_service_only() {
-        let certs = Certs::new(&names()).unwrap();
+        let certs = Certs::new(&names(), CA).unwrap();
         handshake(
             &certs.tls_cert,
             &certs.tls_key,
@@ -495,7 +506,7 @@ mod tests {
             .await
             .is_err()
         );
-        let stranger = Certs::new(&names()).unwrap();
+        let stranger = Certs::new(&names(), CA).unwrap();
         assert!(
             handshake(
                 &certs.tls_cert,
@@ -510,8 +521,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_renewal_is_signed_by_the_same_ca() {
-        let certs = Certs::new(&names()).unwrap();
-        let renewed = certs.renew(&names()).unwrap();
+        let certs = Certs::new(&names(), CA).unwrap();
+        let renewed = certs.renew(&names(), CA).unwrap();
         assert_eq!(renewed.ca_cert, certs.ca_cert);
         assert_ne!(renewed.tls_key, certs.tls_key);
         handshake(
@@ -526,7 +537,7 @@ mod tests {
 
     #[test]
     fn a_renewal_is_due_a_month_before_the_end_or_for_other_names() {
-        let certs = Certs::new(&names()).unwrap();
+        let certs = Certs::new(&names(), CA).unwrap();
         let now = OffsetDateTime::now_utc();
         assert!(!certs.needs_renewal(&names(), now));
         assert!(certs.needs_renewal(&names(), now + SERVING_LIFETIME - RENEW_BEFORE));
@@ -535,7 +546,7 @@ mod tests {
 
     #[test]
     fn the_secret_gives_back_the_certificates() {
-        let certs = Certs::new(&names()).unwrap();
+        let certs = Certs::new(&names(), CA).unwrap();
         let secret = certs.to_secret("webhook-server-cert");
         assert_eq!(secret.type_.as_deref(), Some("kubernetes.io/tls"));
         assert_eq!(Certs::from_secret(&secret).unwrap(), certs);
@@ -555,6 +566,7 @@ mod tests {
             mutating: Some("mutating-webhook-configuration".into()),
             validating: Some("validating-webhook-configuration".into()),
             crds: vec!["guestbooks.webapp.example.com".into()],
+            ca: CA.into(),
         }
     }
 
@@ -638,9 +650,9 @@ mod tests {
         // read from the certificate.
         let ca_key = KeyPair::generate().unwrap();
         let now = OffsetDateTime::now_utc();
-        let ca = ca_params(now).unwrap().self_signed(&ca_key).unwrap();
+        let ca = ca_params(CA, now).unwrap().self_signed(&ca_key).unwrap();
         let ending = now + time::Duration::days(3);
-        let old = Certs::signed(ca.pem(), ca_key, &names(), ending).unwrap();
+        let old = Certs::signed(ca.pem(), ca_key, CA, &names(), ending).unwrap();
         let mut secret = old.to_secret("webhook-server-cert");
         let far = (now + SERVING_LIFETIME).unix_timestamp().to_string();
         let annotation = "webhook.kube-scaffold.io/serving-not-after".to_string();

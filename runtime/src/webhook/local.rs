@@ -18,10 +18,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Client, ResourceExt as _};
 
-use super::certs::Certs;
+use super::certs::{Certs, ca_name};
 use super::conversion::{self, Conversion};
 use super::{Configuration, Hook};
-use crate::manager;
 
 /// How long the API server waits for a local hook before it lets the request through.
 const TIMEOUT_SECONDS: i32 = 5;
@@ -36,9 +35,9 @@ pub enum FailurePolicy {
     Fail,
 }
 
-/// The prefix of what a local manager registers: `<project>-local-`.
-fn prefix() -> String {
-    format!("{}-local-", manager::name())
+/// The prefix of what a local manager of `project` registers: `<project>-local-`.
+fn prefix(project: &str) -> String {
+    format!("{project}-local-")
 }
 
 /// The configurations registered for a local manager.
@@ -50,10 +49,11 @@ pub struct Registered {
     crds: Vec<(String, Option<apiextensions::CustomResourceConversion>)>,
 }
 
-/// Makes a certificate for `url`'s host into `cert_dir`, registers `hooks` at `url` and points
-/// the CRDs of `conversions` at it.
+/// Makes a certificate for `url`'s host into `cert_dir`, registers `hooks` of `project` at
+/// `url` and points the CRDs of `conversions` at it.
 pub async fn register(
     client: &Client,
+    project: &str,
     url: &str,
     hooks: &[Hook],
     conversions: &[Conversion],
@@ -63,7 +63,7 @@ pub async fn register(
     let host = host(url).with_context(|| {
         format!("--webhook-local-url {url}: not https://<host>[:<port>], the address the cluster's API server reaches this machine at")
     })?;
-    let certs = Certs::new(&[host])?;
+    let certs = Certs::new(&[host], &ca_name(project))?;
     certs.write(cert_dir)?;
     let ca = Some(ByteString(certs.ca_cert.into_bytes()));
     let (mutating, validating) = super::configurations(hooks);
@@ -76,11 +76,15 @@ pub async fn register(
     Ok(Registered {
         crds,
         mutating: match mutating {
-            Some(configuration) => Some(apply(&client, configuration, url, &ca, failure).await?),
+            Some(configuration) => {
+                Some(apply(&client, project, configuration, url, &ca, failure).await?)
+            }
             None => None,
         },
         validating: match validating {
-            Some(configuration) => Some(apply(&client, configuration, url, &ca, failure).await?),
+            Some(configuration) => {
+                Some(apply(&client, project, configuration, url, &ca, failure).await?)
+            }
             None => None,
         },
         client,
@@ -91,12 +95,13 @@ pub async fn register(
 /// `ca`; its name.
 async fn apply<C: Configuration>(
     client: &Client,
+    project: &str,
     mut configuration: C,
     url: &str,
     ca: &Option<ByteString>,
     failure: FailurePolicy,
 ) -> anyhow::Result<String> {
-    let name = format!("{}{}", prefix(), configuration.name_any());
+    let name = format!("{}{}", prefix(project), configuration.name_any());
     configuration.meta_mut().name = Some(name.clone());
     for hook in configuration.webhooks_mut() {
         let path = path(hook.client_config);
@@ -106,7 +111,7 @@ async fn apply<C: Configuration>(
         *hook.failure_policy = Some(format!("{failure:?}"));
         *hook.timeout_seconds = Some(TIMEOUT_SECONDS);
     }
-    let params = PatchParams::apply(prefix().trim_end_matches('-')).force();
+    let params = PatchParams::apply(prefix(project).trim_end_matches('-')).force();
     let api: Api<C> = Api::all(client.clone());
     api.patch(&name, &params, &Patch::Apply(with_types(configuration)))
         .await
@@ -270,13 +275,18 @@ mod tests {
         ];
         let url = "https://172.18.0.1:9443";
         let ignore = FailurePolicy::Ignore;
-        let registered = register(&objects.client(), url, &hooks, &[], &dir, ignore)
-            .await
-            .unwrap();
-        let path = format!(
-            "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{}mutating-webhook-configuration",
-            prefix()
-        );
+        let registered = register(
+            &objects.client(),
+            "guestbook",
+            url,
+            &hooks,
+            &[],
+            &dir,
+            ignore,
+        )
+        .await
+        .unwrap();
+        let path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/guestbook-local-mutating-webhook-configuration".to_string();
         let configuration = objects.get(&path).expect("a configuration");
         let hook = &configuration["webhooks"][0];
         assert_eq!(
@@ -297,10 +307,7 @@ mod tests {
             .await
             .unwrap();
         // The validating hook alike.
-        let validating = format!(
-            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{}validating-webhook-configuration",
-            prefix()
-        );
+        let validating = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/guestbook-local-validating-webhook-configuration".to_string();
         let configuration = objects.get(&validating).expect("a configuration");
         let hook = &configuration["webhooks"][0];
         assert_eq!(

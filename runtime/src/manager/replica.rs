@@ -7,10 +7,10 @@ use anyhow::Context as _;
 use tokio::sync::watch;
 use tracing::info;
 
-use super::ring::Ring;
-use super::{Mode, Shard, check_name, server, sharder};
 use crate::controller::{self, Context, Start};
 use crate::leader::{Elector, Timing};
+use crate::sharding::ring::Ring;
+use crate::sharding::{Mode, Shard, check_name, server, sharder};
 
 /// This replica of a sharded manager, before it runs.
 pub(crate) struct Replica {
@@ -25,9 +25,10 @@ pub(crate) struct Replica {
 }
 
 impl Replica {
-    /// The replica `name` (the pod's) of the project's ring, its Leases in `namespace` beside
-    /// the leader lease `leader`, renewed with `timing`.
+    /// The replica `name` (the pod's) of the ring `ring` (the project's), its Leases in
+    /// `namespace` beside the leader lease `leader`, renewed with `timing`.
     pub(crate) fn new(
+        ring: &str,
         name: &str,
         namespace: &str,
         leader: &str,
@@ -39,7 +40,6 @@ impl Replica {
             .context("--shard-name (POD_NAME) names this replica's shard: pass a pod's name")?;
         let (leading, leading_rx) = watch::channel(false);
         let (members, members_rx) = watch::channel(Ring::default());
-        let ring = crate::manager::name();
         let shard = Arc::new(Shard::new(name, ring, leading_rx, members_rx, mode));
         Ok(Self {
             shard,
@@ -67,7 +67,7 @@ impl Replica {
     ) -> anyhow::Result<()> {
         let (namespace, leader, timing) =
             (self.namespace.as_str(), self.leader.as_str(), self.timing);
-        let identity = crate::manager::identity();
+        let identity = super::identity();
         let shard = self.shard.clone();
         let client = ctx.client.clone();
         if shard.mode == Mode::Server {
@@ -80,7 +80,7 @@ impl Replica {
             () = member.acquire(&ctx.health) => info!(shard = %shard.name, "holding the shard's lease"),
             () = ctx.shutdown.cancelled() => return Ok(()),
         }
-        let mut sharder = Elector::new(client, namespace, leader, &identity, timing);
+        let mut sharder = Elector::new(client.clone(), namespace, leader, &identity, timing);
         ctx.metrics.set_leading(leader, false);
         let outcome = {
             let controllers =
@@ -91,7 +91,7 @@ impl Replica {
                 match shard.mode {
                     Mode::Server => {
                         let namespace = namespace.to_string();
-                        server::follow(ctx.clone(), shard.clone(), namespace, records).await
+                        server::follow(client.clone(), shard.clone(), namespace, records).await
                     }
                     Mode::Labels => std::future::pending().await,
                 }
@@ -101,7 +101,7 @@ impl Replica {
                 ctx.metrics.set_leading(leader, true);
                 self.leading.send_replace(true);
                 let members = sharder::members(
-                    ctx.clone(),
+                    client.clone(),
                     shard.clone(),
                     namespace.to_string(),
                     timing,
@@ -112,8 +112,14 @@ impl Replica {
                         Mode::Server => {
                             let (namespace, live) =
                                 (namespace.to_string(), self.members.subscribe());
-                            server::publish(ctx.clone(), shard.clone(), namespace, live, records_rx)
-                                .await
+                            server::publish(
+                                client.clone(),
+                                shard.clone(),
+                                namespace,
+                                live,
+                                records_rx,
+                            )
+                            .await
                         }
                         Mode::Labels => std::future::pending().await,
                     }

@@ -22,10 +22,13 @@
 //! # }
 //! ```
 
+#[cfg(feature = "sharding")]
+mod replica;
+
 #[cfg(feature = "leader-election")]
 use std::hash::{BuildHasher, RandomState};
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 #[cfg(feature = "leader-election")]
 use std::time::Duration;
 
@@ -221,20 +224,17 @@ fn log_filter(rust_log: Option<&str>) -> (Targets, Option<String>) {
     }
 }
 
-static NAME: OnceLock<String> = OnceLock::new();
-
 /// The operator's name, as the first [`Manager::new`] of the process set it (its package's
-/// name): what its Events, children's `managed-by` label, certificates and local webhook
-/// configurations are named after. `operator` before that.
+/// name): what its children's `managed-by` label says. `operator` before that.
 pub fn name() -> &'static str {
-    NAME.get().map_or("operator", String::as_str)
+    crate::children::managed_by()
 }
 
 /// This process's identity as a leader-election candidate: its host name (the pod's) and a
 /// random suffix, as client-go's; a restarted container is a new candidate, and does not take
 /// back at once the lease its previous run held.
 #[cfg(feature = "leader-election")]
-pub(crate) fn identity() -> String {
+fn identity() -> String {
     let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "local".into());
     let random = RandomState::new().hash_one(std::process::id());
     format!("{host}_{random:016x}")
@@ -267,6 +267,8 @@ fn shard_name(given: Option<&str>) -> String {
 /// What a project's manager runs: its kinds, controllers and webhooks, under its flags, and the
 /// project's own state `S` that every reconcile gets (none by default).
 pub struct Manager<S = ()> {
+    /// What its Events, Leases, certificates and local webhook configurations are named after.
+    name: String,
     pub(crate) options: Options,
     resources: Vec<ApiResource>,
     external: Vec<ApiResource>,
@@ -303,8 +305,9 @@ impl<S: Send + Sync + 'static> Manager<S> {
     /// `ctx.state`: its controllers take `Arc<Context<S>>`, and the compiler checks that each
     /// does. One value for every reconcile: `S` need not be `Clone`.
     pub fn with_state(name: &str, options: Options, state: S) -> Self {
-        let _ = NAME.set(name.to_string());
+        crate::children::set_managed_by(name);
         Self {
+            name: name.to_string(),
             options,
             resources: Vec::new(),
             external: Vec::new(),
@@ -382,7 +385,7 @@ impl<S: Send + Sync + 'static> Manager<S> {
     /// Runs against `client` until `shutdown` is cancelled: what `run` does after reading the
     /// kubeconfig and installing the signal handlers, for tests.
     pub async fn run_with(self, client: Client, shutdown: CancellationToken) -> anyhow::Result<()> {
-        let options = self.options;
+        let (name, options) = (self.name.as_str(), self.options);
         #[cfg(feature = "leader-election")]
         let timing = Timing {
             lease_duration: options.leader_elect_lease_duration,
@@ -397,7 +400,7 @@ impl<S: Send + Sync + 'static> Manager<S> {
         let lease = options
             .leader_election_id
             .clone()
-            .unwrap_or_else(|| format!("{}-leader-election", name()));
+            .unwrap_or_else(|| format!("{name}-leader-election"));
         #[cfg(not(feature = "webhooks"))]
         anyhow::ensure!(
             self.hooks.is_empty() && self.conversions.is_empty(),
@@ -414,17 +417,16 @@ impl<S: Send + Sync + 'static> Manager<S> {
                 let namespace = options.leader_election_namespace.as_deref().context(
                     "--sharding needs the Leases' namespace: set POD_NAMESPACE or --leader-election-namespace",
                 )?;
-                let name = shard_name(options.shard_name.as_deref());
+                let shard = shard_name(options.shard_name.as_deref());
                 let mode = options.sharding_mode;
-                let replica =
-                    crate::sharding::replica::Replica::new(&name, namespace, &lease, timing, mode)?;
+                let replica = replica::Replica::new(name, &shard, namespace, &lease, timing, mode)?;
                 Some(replica)
             }
             false => None,
         };
         check_cluster(&client, &self.resources, &self.external).await?;
 
-        let mut ctx = Context::new(client.clone()).with_state(self.state);
+        let mut ctx = Context::named(client.clone(), name).with_state(self.state);
         ctx.metrics = Arc::new(metrics::Metrics::with(&self.metrics));
         ctx.shutdown = shutdown;
         ctx.namespace = options.watch_namespace.clone().filter(|ns| !ns.is_empty());
@@ -456,7 +458,7 @@ impl<S: Send + Sync + 'static> Manager<S> {
                 )?;
                 let service = &options.webhook_service;
                 let certs =
-                    SelfSigned::for_project(secret, namespace, service, &hooks, &conversions);
+                    SelfSigned::for_project(name, secret, namespace, service, &hooks, &conversions);
                 certs
                     .provide(&client, dir)
                     .await
@@ -467,7 +469,7 @@ impl<S: Send + Sync + 'static> Manager<S> {
             if let Some(url) = options.webhook_local_url.as_deref().filter(|_| serves) {
                 let failure = self.local_failure;
                 let registered =
-                    local::register(&client, url, &hooks, &conversions, dir, failure).await?;
+                    local::register(&client, name, url, &hooks, &conversions, dir, failure).await?;
                 local = Some(registered);
                 tracing::info!(%url, "local webhooks registered; they are deleted when the manager stops");
             }
