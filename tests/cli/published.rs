@@ -84,7 +84,7 @@ fn a_project_upgraded_by_the_published_tool_builds_on_the_published_runtime() {
     );
     assert!(output.status.success(), "{said}");
     assert!(
-        said.contains(&format!("delete {RUNTIME_DIR}/src/manager.rs")),
+        said.contains(&format!("delete {RUNTIME_DIR}/src/manager/mod.rs")),
         "{said}"
     );
     assert!(!dir.join(RUNTIME_DIR).exists(), "{said}");

@@ -348,10 +348,14 @@ impl<S: Send + Sync + 'static> Manager<S> {
 
     /// The project's own metrics: `register` adds them to the registry /metrics serves, beside
     /// controller-runtime's (a counter `widgets` is served as `widgets_total`, as
-    /// prometheus-client names counters). Keep each metric in a `static` (`LazyLock`) to use
-    /// it from a reconcile; a clone shares its value.
-    pub fn metrics(mut self, register: metrics::Register) -> Self {
-        self.metrics.push(register);
+    /// prometheus-client names counters). A clone of a metric shares its value: register a
+    /// clone from a closure and keep the metric in the project's state (`with_state`), or
+    /// keep it in a `static` (`LazyLock`) and register it from a function.
+    pub fn metrics(
+        mut self,
+        register: impl Fn(&mut metrics::prometheus_client::registry::Registry) + Send + Sync + 'static,
+    ) -> Self {
+        self.metrics.push(Box::new(register));
         self
     }
 

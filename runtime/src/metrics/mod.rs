@@ -45,8 +45,9 @@ use prometheus_client::registry::Registry;
 
 pub use prometheus_client;
 
-/// Registers the project's own metrics in the registry /metrics encodes (`Manager::metrics`).
-pub type Register = fn(&mut Registry);
+/// Registers the project's own metrics in the registry /metrics encodes (`Manager::metrics`):
+/// a function, or a closure holding the metrics it registers.
+pub type Register = Box<dyn Fn(&mut Registry) + Send + Sync>;
 
 /// controller-runtime's buckets for `reconcile_time_seconds`, in seconds.
 const RECONCILE_TIME_BUCKETS: [f64; 40] = [
@@ -487,17 +488,17 @@ async fn serve(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
 mod tests {
     use super::*;
 
-    static WIDGETS: std::sync::LazyLock<Counter> = std::sync::LazyLock::new(Counter::default);
-
-    fn register(registry: &mut Registry) {
-        registry.register("guestbook_widgets", "Widgets seen", WIDGETS.clone());
-    }
-
     #[test]
     fn the_projects_own_metrics_are_served_beside_controller_runtimes() {
+        // Registered by a closure that holds a clone: the project keeps the other.
+        let widgets = Counter::<u64>::default();
+        let registered = widgets.clone();
+        let register: Register = Box::new(move |registry| {
+            registry.register("guestbook_widgets", "Widgets seen", registered.clone())
+        });
         let metrics = Metrics::with(&[register]);
         metrics.start_controller("guestbook", 1);
-        WIDGETS.inc_by(2);
+        widgets.inc_by(2);
         let text = metrics.encode();
         assert!(text.contains("\nguestbook_widgets_total 2\n"), "{text}");
         assert!(

@@ -39,12 +39,38 @@ pub(crate) use server::serve;
 /// with the reason.
 pub type Verdict = Result<Vec<String>, String>;
 
-/// A validator's answers to the operations on an object of kind `K`.
+/// A validator's answers to the operations on an object of kind `K`, as functions.
 pub struct Validator<K> {
     pub create: fn(&K) -> Verdict,
     /// `(old, new)`.
     pub update: fn(&K, &K) -> Verdict,
     pub delete: fn(&K) -> Verdict,
+}
+
+/// What validates objects of kind `K` (controller-runtime's `CustomValidator`): a
+/// [`Validator`] of functions, or a type of your own that holds what its answers need (a
+/// client, settings read from flags).
+pub trait Validate<K>: Send + Sync + 'static {
+    /// The answer to the creation of `new`.
+    fn create(&self, new: &K) -> Verdict;
+    /// The answer to the update of `old` into `new`.
+    fn update(&self, old: &K, new: &K) -> Verdict;
+    /// The answer to the deletion of `old`.
+    fn delete(&self, old: &K) -> Verdict;
+}
+
+impl<K: 'static> Validate<K> for Validator<K> {
+    fn create(&self, new: &K) -> Verdict {
+        (self.create)(new)
+    }
+
+    fn update(&self, old: &K, new: &K) -> Verdict {
+        (self.update)(old, new)
+    }
+
+    fn delete(&self, old: &K) -> Verdict {
+        (self.delete)(old)
+    }
 }
 
 /// How a hook answers a review.
@@ -73,9 +99,10 @@ pub struct Hook {
 }
 
 impl Hook {
-    /// A defaulting webhook for `K`: `default` sets what an object left unset; the API server
-    /// gets the difference as a JSON patch.
-    pub fn defaulting<K>(default: fn(&mut K)) -> Self
+    /// A defaulting webhook for `K`: `default` (a function, or a closure holding what it
+    /// needs) sets what an object left unset; the API server gets the difference as a JSON
+    /// patch.
+    pub fn defaulting<K>(default: impl Fn(&mut K) + Send + Sync + 'static) -> Self
     where
         K: Resource<DynamicType = ()> + Serialize + DeserializeOwned + 'static,
     {
@@ -124,7 +151,7 @@ impl Hook {
     /// A validating webhook for `K`, which answers creates and updates (add `DELETE` to
     /// `operations` to be asked about deletes too). The update of an object being deleted is
     /// allowed unasked, so that its finalizers can be removed whatever its spec.
-    pub fn validating<K>(validator: Validator<K>) -> Self
+    pub fn validating<K>(validator: impl Validate<K>) -> Self
     where
         K: Resource<DynamicType = ()> + DeserializeOwned + 'static,
     {
@@ -138,17 +165,15 @@ impl Hook {
                 serde_json::from_value(value).map_err(|err| format!("the object is invalid: {err}"))
             };
             let verdict = match request.operation {
-                Operation::Create => {
-                    typed(&request.object).and_then(|new| (validator.create)(&new))
-                }
+                Operation::Create => typed(&request.object).and_then(|new| validator.create(&new)),
                 // An object being deleted only loses finalizers: refusing that would keep it
                 // for ever.
                 Operation::Update if deleting(&request.object) => Ok(Vec::new()),
                 Operation::Update => typed(&request.old_object).and_then(|old| {
-                    typed(&request.object).and_then(|new| (validator.update)(&old, &new))
+                    typed(&request.object).and_then(|new| validator.update(&old, &new))
                 }),
                 Operation::Delete => {
-                    typed(&request.old_object).and_then(|old| (validator.delete)(&old))
+                    typed(&request.old_object).and_then(|old| validator.delete(&old))
                 }
                 Operation::Connect => Ok(Vec::new()),
             };
@@ -417,6 +442,55 @@ mod tests {
             patch,
             serde_json::json!([{"op": "remove", "path": "/data"}])
         );
+    }
+
+    /// A validator of the project's own type, which holds what it reads.
+    struct Allowed(Vec<String>);
+
+    impl Validate<ConfigMap> for Allowed {
+        fn create(&self, new: &ConfigMap) -> Verdict {
+            let mut keys = new.data.iter().flatten().map(|(key, _)| key);
+            match keys.find(|key| !self.0.contains(key)) {
+                Some(key) => Err(format!("{key} is not one of {:?}", self.0)),
+                None => Ok(Vec::new()),
+            }
+        }
+
+        fn update(&self, _: &ConfigMap, new: &ConfigMap) -> Verdict {
+            self.create(new)
+        }
+
+        fn delete(&self, _: &ConfigMap) -> Verdict {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_defaulter_and_a_validator_may_hold_what_they_need() {
+        let object = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "held", "namespace": "default"},
+            "data": {"color": "blue", "size": "9"},
+        });
+        let team = String::from("blue-team");
+        let hook = Hook::defaulting::<ConfigMap>(move |cm| {
+            cm.metadata.labels = Some([("team".to_string(), team.clone())].into());
+        });
+        assert_eq!(
+            patch_of(&hook, object.clone()),
+            serde_json::json!([
+                {"op": "add", "path": "/metadata/labels", "value": {"team": "blue-team"}}
+            ])
+        );
+        let hook = Hook::validating(Allowed(vec!["color".into()]));
+        let review = serde_json::from_str(&review(object)).unwrap();
+        let response = serde_json::to_value(hook.review(review)).unwrap();
+        assert_eq!(response["response"]["allowed"], false, "{response}");
+        let message = response["response"]["status"]["message"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(message, r#"size is not one of ["color"]"#, "{response}");
     }
 
     #[test]
