@@ -123,7 +123,7 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     let project = the_tutorials_project(&blocks[0]);
     follow(&project, &blocks[1]);
     project.run("make", &["manifests"]);
-    the_crd_is_kubebuilders_but_for_named_differences(&project);
+    the_crd_is_kubebuilders_but_for_named_differences(&project, &["v1"]);
     project.run("make", &["install"]);
     project.wait_established("crd/cronjobs.batch.tutorial.kubebuilder.io");
     let (kubeconfig, _) = project.manager_identity(NAMESPACE);
@@ -302,6 +302,7 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
         "files the tutorial's commands do not make: {missing:?}"
     );
     project.run("make", &["manifests", "install"]);
+    the_crd_is_kubebuilders_but_for_named_differences(&project, &["v1", "v2"]);
     project.run("make", &["lint"]);
     project.run("make", &["test"]);
     let assets = format!("KUBEBUILDER_ASSETS={}", project.plane.assets.display());
@@ -375,16 +376,16 @@ fn the_tutorials_cronjob_runs_its_jobs_on_schedule() {
     project.run("make", &["uninstall"]);
 }
 
-/// The tutorial's CRD against kubebuilder's: every difference of the schemas is one of
-/// `crd::NAMED`; the names, group and scope are the same but for `listKind`, which the API
-/// server defaults to the same `CronJobList`.
+/// The tutorial's CRD against kubebuilder's, in `versions`: every difference of the schemas
+/// is one of `crd::NAMED`; the names, group and scope are the same but for `listKind`, which
+/// the API server defaults to the same `CronJobList`.
 #[allow(clippy::print_stderr)]
-fn the_crd_is_kubebuilders_but_for_named_differences(project: &Project) {
+fn the_crd_is_kubebuilders_but_for_named_differences(project: &Project, versions: &[&'static str]) {
     let file = "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml";
     let ours = fs::read_to_string(project.dir.join(file)).unwrap();
     let mut named = vec![0; crd::NAMED.len()];
     let mut unnamed = Vec::new();
-    for difference in crd::differences(&ours) {
+    for difference in crd::differences(&ours, versions) {
         match crd::NAMED.iter().position(|(_, names)| names(&difference)) {
             Some(reason) => named[reason] += 1,
             None => unnamed.push(difference),

@@ -1,17 +1,20 @@
 //! The tutorial's CronJob CRD beside kubebuilder's own (tests/fixtures/kubebuilder/): the same
-//! schema, descriptions aside, but for the differences named here, each with its reason.
+//! schema in each version, descriptions aside, but for the differences named here, each with
+//! its reason.
 
 use serde_json::Value;
 
-/// kubebuilder's CronJob CRD, as controller-gen wrote it for the book.
+/// kubebuilder's CronJob CRD, as controller-gen wrote it for the book's multiversion chapter
+/// (v1, stored, and v2).
 const KUBEBUILDER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/kubebuilder/batch.tutorial.kubebuilder.io_cronjobs.yaml"
 );
 
-/// Where the two schemas differ: a path of property names, and what differs there.
+/// Where the two schemas differ: a version, a path of property names, and what differs there.
 #[derive(Debug)]
 pub struct Difference {
+    pub version: &'static str,
     pub path: String,
     pub what: What,
 }
@@ -121,7 +124,7 @@ pub const NAMED: &[(&str, Names)] = &[
 
 impl std::fmt::Display for Difference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path = &self.path;
+        let path = format!("{} {}", self.version, self.path);
         match &self.what {
             What::OnlyKubebuilder(key) => write!(f, "{path}: only kubebuilder's has {key}"),
             What::OnlyOurs(key) => write!(f, "{path}: only ours has {key}"),
@@ -138,17 +141,42 @@ fn only_kubebuilder(difference: &Difference, keywords: &[&str]) -> bool {
     matches!(&difference.what, What::OnlyKubebuilder(k) if keywords.contains(&k.as_str()))
 }
 
-/// The schema of the first version of the CRD in `yaml`.
-fn schema(yaml: &str) -> Value {
+/// The version `name` of the CRD in `yaml`.
+fn version(yaml: &str, name: &str) -> Value {
     let crd: Value = serde_saphyr::from_str(yaml).expect("a CRD");
-    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"].clone()
+    let versions = crd["spec"]["versions"].as_array().expect("versions");
+    let version = versions.iter().find(|v| v["name"] == name);
+    version
+        .unwrap_or_else(|| panic!("no version {name}"))
+        .clone()
 }
 
-/// Where `ours` differs from kubebuilder's CRD, descriptions aside.
-pub fn differences(ours: &str) -> Vec<Difference> {
+/// Where `ours` differs from kubebuilder's CRD in the schemas of `versions`, descriptions
+/// aside; also whether each is served and stored as kubebuilder's.
+pub fn differences(ours: &str, versions: &[&'static str]) -> Vec<Difference> {
     let kubebuilder = std::fs::read_to_string(KUBEBUILDER).unwrap();
     let mut found = Vec::new();
-    compare("", &schema(&kubebuilder), &schema(ours), &mut found);
+    for name in versions {
+        let (theirs, mine) = (version(&kubebuilder, name), version(ours, name));
+        let mut here = Vec::new();
+        compare(
+            "",
+            &theirs["schema"]["openAPIV3Schema"],
+            &mine["schema"]["openAPIV3Schema"],
+            &mut here,
+        );
+        for key in ["served", "storage"] {
+            if theirs[key] != mine[key] {
+                let what = What::Differs(format!("{key}: {} / {}", theirs[key], mine[key]));
+                here.push(Difference {
+                    version: "",
+                    path: String::new(),
+                    what,
+                });
+            }
+        }
+        found.extend(here.into_iter().map(|d| Difference { version: name, ..d }));
+    }
     found
 }
 
@@ -159,6 +187,7 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
         if kubebuilder != ours {
             let what = What::Differs(format!("{kubebuilder} / {ours}"));
             found.push(Difference {
+                version: "",
                 path: path.into(),
                 what,
             });
@@ -170,6 +199,7 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
         .chain(mine.keys().filter(|k| !theirs.contains_key(*k)));
     for key in keys.filter(|key| *key != "description") {
         let here = |what| Difference {
+            version: "",
             path: path.into(),
             what,
         };
@@ -185,6 +215,7 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
                         (Some(_), None) => {
                             let what = What::OnlyKubebuilder(name.clone());
                             found.push(Difference {
+                                version: "",
                                 path: path.into(),
                                 what,
                             });
@@ -192,6 +223,7 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
                         _ => {
                             let what = What::OnlyOurs(name.clone());
                             found.push(Difference {
+                                version: "",
                                 path: path.into(),
                                 what,
                             });
@@ -211,6 +243,7 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
                 };
                 if sorted(a) != sorted(b) {
                     found.push(Difference {
+                        version: "",
                         path: format!("{path}/{key}"),
                         what: What::Differs(format!("{a} / {b}")),
                     });
