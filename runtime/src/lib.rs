@@ -24,7 +24,13 @@
 //! Everything else (the webhook server and its certificates, the TLS of the servers, the
 //! sharder, the supervision of controllers) is the manager's own and not public. Of
 //! `sharding`, only [`sharding::ring`] is, for tools and tests that compute where an object
-//! goes.
+//! goes. Where a project plugs its own code in, a closure may hold what it needs:
+//! `Manager::metrics`, `webhook::Hook::defaulting`, and any `webhook::Validate` of the
+//! project's own for `Hook::validating`.
+//!
+//! The modules form layers, from `health`, `metrics`, `server` and `leader` through
+//! `sharding`, `controller` and `children` up to `manager`: none imports a module that
+//! imports it, and the manager hands its name down rather than lower modules reading it.
 //!
 //! # Example
 //!

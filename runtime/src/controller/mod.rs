@@ -1,7 +1,7 @@
 //! What every controller shares: the [`Context`] each reconcile gets, the [`Error`] type,
 //! the [`Builder`] that runs a controller, [`observe`] (metrics and panic recovery around every
-//! reconcile), the per-object [`Backoff`], [`supervise`] (the manager's run of every
-//! controller) and the RBAC [`rule`]s they declare.
+//! reconcile), the per-object [`Backoff`], the kinds a controller owns ([`Owned`]), `supervise`
+//! (the manager's run of every controller) and the RBAC [`rule`]s they declare.
 //!
 //! A project's controllers are its own: one module per kind, with a `reconcile` and a `start`
 //! that the manager runs (`src/controller/mod.rs` lists them).

@@ -4,7 +4,7 @@
 //! - **Membership.** Each replica (a shard, named after its pod) holds a Lease of its own,
 //!   `<project>-shard-<pod>`, renewed as the leader lease is; a replica that cannot renew it
 //!   stops, as a leader does.
-//! - **Assignment.** The holder of the leader lease (the sharder: [`sharder`]) places each
+//! - **Assignment.** The holder of the leader lease (the sharder) places each
 //!   object on a consistent-hash [`ring::Ring`] of the live shards and writes the placement
 //!   in a label, `shard.kube-scaffold.io/<project>=<shard>`. Each shard's controllers watch
 //!   with that label as their selector, so each caches only its own objects; a child carries
