@@ -141,23 +141,29 @@ fn only_kubebuilder(difference: &Difference, keywords: &[&str]) -> bool {
     matches!(&difference.what, What::OnlyKubebuilder(k) if keywords.contains(&k.as_str()))
 }
 
-/// The version `name` of the CRD in `yaml`.
-fn version(yaml: &str, name: &str) -> Value {
+/// The versions of the CRD in `yaml`.
+fn versions(yaml: &str) -> Vec<Value> {
     let crd: Value = serde_saphyr::from_str(yaml).expect("a CRD");
-    let versions = crd["spec"]["versions"].as_array().expect("versions");
-    let version = versions.iter().find(|v| v["name"] == name);
-    version
-        .unwrap_or_else(|| panic!("no version {name}"))
+    crd["spec"]["versions"]
+        .as_array()
+        .expect("versions")
         .clone()
 }
 
-/// Where `ours` differs from kubebuilder's CRD in the schemas of `versions`, descriptions
+/// The version `name` among `versions`.
+fn named<'a>(versions: &'a [Value], name: &str) -> &'a Value {
+    let version = versions.iter().find(|v| v["name"] == name);
+    version.unwrap_or_else(|| panic!("no version {name}"))
+}
+
+/// Where `ours` differs from kubebuilder's CRD in the schemas of `names`, descriptions
 /// aside; also whether each is served and stored as kubebuilder's.
-pub fn differences(ours: &str, versions: &[&'static str]) -> Vec<Difference> {
-    let kubebuilder = std::fs::read_to_string(KUBEBUILDER).unwrap();
+pub fn differences(ours: &str, names: &[&'static str]) -> Vec<Difference> {
+    let kubebuilder = versions(&std::fs::read_to_string(KUBEBUILDER).unwrap());
+    let ours = versions(ours);
     let mut found = Vec::new();
-    for name in versions {
-        let (theirs, mine) = (version(&kubebuilder, name), version(ours, name));
+    for name in names {
+        let (theirs, mine) = (named(&kubebuilder, name), named(&ours, name));
         let mut here = Vec::new();
         compare(
             "",
@@ -168,29 +174,26 @@ pub fn differences(ours: &str, versions: &[&'static str]) -> Vec<Difference> {
         for key in ["served", "storage"] {
             if theirs[key] != mine[key] {
                 let what = What::Differs(format!("{key}: {} / {}", theirs[key], mine[key]));
-                here.push(Difference {
-                    version: "",
-                    path: String::new(),
-                    what,
-                });
+                here.push((String::new(), what));
             }
         }
-        found.extend(here.into_iter().map(|d| Difference { version: name, ..d }));
+        let version = |(path, what)| Difference {
+            version: name,
+            path,
+            what,
+        };
+        found.extend(here.into_iter().map(version));
     }
     found
 }
 
-/// Compares two schemas at `path`; `properties` and `items` are walked, a property's path
-/// is its name.
-fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Difference>) {
+/// Compares two schemas at `path`, adding to `found` where and how they differ; `properties`
+/// and `items` are walked, a property's path is its name.
+fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<(String, What)>) {
     let (Value::Object(theirs), Value::Object(mine)) = (kubebuilder, ours) else {
         if kubebuilder != ours {
             let what = What::Differs(format!("{kubebuilder} / {ours}"));
-            found.push(Difference {
-                version: "",
-                path: path.into(),
-                what,
-            });
+            found.push((path.into(), what));
         }
         return;
     };
@@ -198,11 +201,7 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
         .keys()
         .chain(mine.keys().filter(|k| !theirs.contains_key(*k)));
     for key in keys.filter(|key| *key != "description") {
-        let here = |what| Difference {
-            version: "",
-            path: path.into(),
-            what,
-        };
+        let here = |what| (path.to_string(), what);
         match (theirs.get(key), mine.get(key)) {
             (Some(_), None) => found.push(here(What::OnlyKubebuilder(key.clone()))),
             (None, Some(_)) => found.push(here(What::OnlyOurs(key.clone()))),
@@ -214,19 +213,11 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
                         (Some(x), Some(y)) => compare(&at, x, y, found),
                         (Some(_), None) => {
                             let what = What::OnlyKubebuilder(name.clone());
-                            found.push(Difference {
-                                version: "",
-                                path: path.into(),
-                                what,
-                            });
+                            found.push((path.into(), what));
                         }
                         _ => {
                             let what = What::OnlyOurs(name.clone());
-                            found.push(Difference {
-                                version: "",
-                                path: path.into(),
-                                what,
-                            });
+                            found.push((path.into(), what));
                         }
                     }
                 }
@@ -242,11 +233,7 @@ fn compare(path: &str, kubebuilder: &Value, ours: &Value, found: &mut Vec<Differ
                     all
                 };
                 if sorted(a) != sorted(b) {
-                    found.push(Difference {
-                        version: "",
-                        path: format!("{path}/{key}"),
-                        what: What::Differs(format!("{a} / {b}")),
-                    });
+                    found.push((format!("{path}/{key}"), What::Differs(format!("{a} / {b}"))));
                 }
             }
             // 0 and 0.0 are one bound.
