@@ -14,7 +14,6 @@ use kube::core::{ApiResource, PartialObjectMeta};
 use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
-use serde::de::DeserializeOwned;
 use tokio::sync::{Notify, Semaphore, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
@@ -237,7 +236,7 @@ pub(crate) async fn run<K>(
     controller: &'static str,
     cache: Store<K>,
 ) where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
 {
     let Some(shard) = shard else {
         return std::future::pending().await;
@@ -273,7 +272,7 @@ pub(crate) async fn assign<K>(
     shard: Arc<Shard>,
     controller: &'static str,
 ) where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource<DynamicType = ()> + Clone + Debug + Send + Sync + 'static,
 {
     let mut leading = shard.leading.clone();
     if leading.wait_for(|leading| *leading).await.is_err() {

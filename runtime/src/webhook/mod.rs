@@ -399,10 +399,15 @@ mod tests {
     use super::fake::{admission_review as review, label};
     use super::*;
 
+    /// What `hook` answers to the creation of `object`: the review's response, as JSON.
+    fn answer_to(hook: &Hook, object: serde_json::Value) -> serde_json::Value {
+        let review = serde_json::from_str(&review(object)).unwrap();
+        serde_json::to_value(hook.review(review)).unwrap()
+    }
+
     /// The JSON patch a defaulting hook answers `object` with.
     fn patch_of(hook: &Hook, object: serde_json::Value) -> serde_json::Value {
-        let review = serde_json::from_str(&review(object)).unwrap();
-        let response = serde_json::to_value(hook.review(review)).unwrap();
+        let response = answer_to(hook, object);
         let bytes: Vec<u8> =
             serde_json::from_value(response["response"]["patch"].clone()).unwrap_or_default();
         serde_json::from_slice(&bytes).unwrap_or_default()
@@ -484,8 +489,7 @@ mod tests {
             ])
         );
         let hook = Hook::validating(Allowed(vec!["color".into()]));
-        let review = serde_json::from_str(&review(object)).unwrap();
-        let response = serde_json::to_value(hook.review(review)).unwrap();
+        let response = answer_to(&hook, object);
         assert_eq!(response["response"]["allowed"], false, "{response}");
         let message = response["response"]["status"]["message"]
             .as_str()
