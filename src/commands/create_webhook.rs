@@ -61,7 +61,7 @@ pub fn run(root: &Path, args: CreateWebhookArgs) -> anyhow::Result<()> {
     };
     let how = super::Finish {
         overwrite_edited: args.write.overwrite_edited,
-        merge_edited: false,
+        merge_edited: None,
         dry_run: args.write.dry_run,
         conflict_help: "pass `--force` to scaffold the hook's files again",
     };

@@ -60,7 +60,9 @@ pub fn run(root: &Path, args: EditArgs) -> anyhow::Result<()> {
     }
     let how = super::Finish {
         overwrite_edited: args.force,
-        merge_edited: true,
+        merge_edited: Some(
+            "pass `--force` to replace them (your changes there are lost), or move them away, run the command again and put your changes back",
+        ),
         dry_run: args.dry_run,
         conflict_help: "move those files away, then run the command again (`--force` replaces files kube-scaffold wrote that you edited)",
     };

@@ -21,7 +21,7 @@ pub fn run(root: &Path, args: InitArgs) -> anyhow::Result<()> {
     let mut report = plugins::init(plugins::BUNDLE, &inputs, &templates, &mut tree)?;
     let how = super::Finish {
         overwrite_edited: false,
-        merge_edited: false,
+        merge_edited: None,
         dry_run,
         conflict_help: "`init` writes these files: move them away, or run `init` in a new directory",
     };

@@ -42,8 +42,9 @@ struct Finish<'a> {
     /// Replace files their user edited too (with `--force`).
     overwrite_edited: bool,
     /// Merge a file its user edited with its new content (three-way, the base from a replay of
-    /// PROJECT), instead of refusing it: when the merge is clean.
-    merge_edited: bool,
+    /// PROJECT), instead of refusing it, when the merge is clean: `Some` of the `help:` line
+    /// for a file whose merge is not.
+    merge_edited: Option<&'a str>,
     /// Print what would change; write nothing.
     dry_run: bool,
     /// The `help:` line when files are in the way.
@@ -77,16 +78,15 @@ fn finish(
         .collect();
     if !edited.is_empty() && !how.overwrite_edited {
         // A command that merges edits is left with those it could not merge.
-        let (why, help) = if how.merge_edited {
-            (
+        let (why, help) = match how.merge_edited {
+            Some(help) => (
                 "your edits there change the lines the command changes",
-                "pass `--force` to replace them (your changes there are lost), or move them away, run the command again and put your changes back",
-            )
-        } else {
-            (
+                help,
+            ),
+            None => (
                 "`--force` keeps your edits",
                 "add `--overwrite-edited` to replace them too (your changes there are lost), or move them away first",
-            )
+            ),
         };
         return Err(user_error(
             format!(
@@ -177,7 +177,7 @@ fn scaffold(
     let (init, earlier) = (&project.init, &project.commands);
     let mut report =
         crate::plugins::command(&plugins, init, &command, earlier, &templates, &mut tree)?;
-    if how.merge_edited && !how.overwrite_edited {
+    if how.merge_edited.is_some() && !how.overwrite_edited {
         merge_edited(root, &project, &templates, &mut tree, &mut report)?;
     }
     if let Some(recorded) = command.to_record(&project.commands) {

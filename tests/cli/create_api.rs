@@ -3,8 +3,8 @@
 use std::fs;
 
 use crate::support::{
-    BACKUP_CRD, at_a_terminal, initialized, kube_scaffold, run, stderr_of, stdout_of, tool, tree,
-    with_guestbook,
+    BACKUP_CRD, assert_refused, at_a_terminal, empty_dir, initialized, kube_scaffold, run,
+    stderr_of, stdout_of, tool, tree, with_guestbook,
 };
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -1182,4 +1182,88 @@ fn a_kind_of_the_project_named_as_a_kubernetes_kind_gets_its_webhooks() {
         conversion.contains("use crate::api::batch::v1::CronJob as Hub;"),
         "{conversion}"
     );
+}
+
+/// `create api --owns` for a kind that has its controller adds to what the controller owns,
+/// its user's edits merged in: the controller is then what `--owns` would have scaffolded,
+/// plus the edits. A kind owned already, an edit of the lines the command changes and a
+/// deploy-image controller are refused, nothing written.
+#[test]
+fn an_owned_kind_is_added_to_an_edited_controller_and_the_edits_kept() {
+    let (_tmp, dir) = with_guestbook();
+    let path = dir.join("src/controller/guestbook.rs");
+    let todo = "    // report what you observed through the conditions below.\n";
+    let ours = "    tracing::debug!(\"sizing the guestbook\");\n";
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("const OWNED"), "{text}");
+    fs::write(&path, text.replacen(todo, &format!("{todo}{ours}"), 1)).unwrap();
+    let guestbook = ["create", "api", "--group", "webapp", "--kind", "Guestbook"];
+    let owns = |kinds: &[&'static str]| {
+        let mut args = guestbook.to_vec();
+        for kind in kinds {
+            args.extend(["--owns", kind]);
+        }
+        args
+    };
+    kube_scaffold(&dir, &owns(&["apps/v1/Deployment"])).success();
+    kube_scaffold(&dir, &owns(&["core/v1/ConfigMap"])).success();
+    let text = fs::read_to_string(&path).unwrap();
+
+    // The same as the controller of a project that owned both from the start, the user's
+    // line aside; one made after its type, as this one is now (its children do not read the
+    // type's example field `foo`, which the user may have dropped).
+    let (_fresh_tmp, fresh) = empty_dir("guestbook");
+    kube_scaffold(&fresh, &["init", "--domain", "mock.com"]).success();
+    let mut the_type = guestbook.to_vec();
+    the_type.extend(["--resource", "--controller=false"]);
+    kube_scaffold(&fresh, &the_type).success();
+    let mut both = owns(&["apps/v1/Deployment", "core/v1/ConfigMap"]);
+    both.extend(["--resource=false", "--controller"]);
+    kube_scaffold(&fresh, &both).success();
+    let scaffolded = fs::read_to_string(fresh.join("src/controller/guestbook.rs")).unwrap();
+    assert_eq!(text.replacen(ours, "", 1), scaffolded);
+    assert!(text.contains(&format!("{todo}{ours}")), "{text}");
+    // PROJECT records the controller's list.
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    let recorded = "owns = [\"apps/v1/Deployment\", \"core/v1/ConfigMap\"]";
+    assert!(project.contains(recorded), "{project}");
+
+    assert_refused(
+        &dir,
+        &owns(&["v1/Secret", "core/v1/ConfigMap"]),
+        1,
+        "`Guestbook` owns `core/v1/ConfigMap` already; nothing was written",
+    );
+    // An edit of the line the next kind goes after: a conflict, named, with the way by hand.
+    let edited = text.replacen(
+        "    Owned::of::<ConfigMap>(),\n",
+        "    Owned::of::<ConfigMap>(), // the guest list\n",
+        1,
+    );
+    fs::write(&path, edited).unwrap();
+    let said = assert_refused(
+        &dir,
+        &owns(&["v1/Secret"]),
+        1,
+        "`src/controller/guestbook.rs` changed since kube-scaffold wrote them",
+    );
+    assert!(said.contains("docs/commands.md"), "{said}");
+
+    let memcached = [
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--kind",
+        "Memcached",
+        "--plugins",
+        "deploy-image/v1-alpha",
+        "--image",
+        "memcached:1.6.26-alpine3.19",
+    ];
+    kube_scaffold(&dir, &memcached).success();
+    let memcached_owns = ["create", "api", "--group", "cache", "--kind", "Memcached"];
+    let mut args = memcached_owns.to_vec();
+    args.extend(["--owns", "core/v1/ConfigMap"]);
+    assert_refused(&dir, &args, 1, "the deploy-image plugin only scaffolds one");
 }

@@ -39,6 +39,15 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     } = named(&args, &domain)?;
     check_against_project(&project, &gvk)?;
     base::read_header(&mut Tree::over(root))?;
+    if let Some(owner) = project.resource(&gvk.group, &gvk.version, &gvk.kind)
+        && owner.api
+        && owner.controller
+        && !args.owns.is_empty()
+        && !args.write.force
+        && args.resource != Some(true)
+    {
+        return add_owned(root, project, &args, owner);
+    }
     let controlled = other_version(&project, &gvk, &plural, namespaced, &args)?;
 
     let resource = match builtin.is_some() || external.is_some() {
@@ -76,7 +85,24 @@ pub fn run(root: &Path, args: CreateApiArgs) -> anyhow::Result<()> {
     let known = project.resources();
     let deploy_image =
         deploy_image_flags::checked(&args.plugins, &args.deploy_image, resource, controller)?;
-    let owns = owned_kinds(&args, &gvk, &plural, controller, &domain, &known)?;
+    let owner = Resource {
+        group: gvk.group.clone(),
+        version: gvk.version.clone(),
+        kind: gvk.kind.clone(),
+        plural: plural.clone(),
+        namespaced: args.namespaced,
+        api: true,
+        controller: true,
+        finalizer: args.finalizer,
+        adopted: false,
+    };
+    if !args.owns.is_empty() && !controller {
+        return Err(user_error(
+            "`--owns` needs a controller, and `--controller=false` was given",
+            "drop `--controller=false`: the controller builds and watches what the kind owns",
+        ));
+    }
+    let owns = owned_kinds(&args, &owner, &domain, &known)?;
     let api = match (external, builtin) {
         (Some((about, text)), _) => ApiKind::External(Crd {
             path: external::copy_path(&about.group, &about.plural),
@@ -163,7 +189,7 @@ fn scaffold(
 ) -> anyhow::Result<()> {
     let how = super::Finish {
         overwrite_edited: args.write.overwrite_edited,
-        merge_edited: false,
+        merge_edited: None,
         dry_run: args.write.dry_run,
         conflict_help: "pass `--force` to scaffold the kind's files again",
     };
@@ -286,42 +312,106 @@ fn resource_plural(gvk: &Gvk, given: Option<&str>, domain: &str) -> anyhow::Resu
     }
 }
 
-/// `--owns`, resolved and checked, as PROJECT records it.
+/// `--owns`, resolved and checked against their `owner`, as PROJECT records them.
 fn owned_kinds(
     args: &CreateApiArgs,
-    gvk: &Gvk,
-    plural: &str,
-    controller: bool,
+    owner: &Resource,
     domain: &str,
     known: &[Resource],
 ) -> anyhow::Result<Vec<String>> {
-    if args.owns.is_empty() {
-        return Ok(Vec::new());
-    }
-    if !controller {
-        return Err(user_error(
-            "`--owns` needs a controller, and `--controller=false` was given",
-            "drop `--controller=false`: the controller builds and watches what the kind owns",
-        ));
-    }
-    let owner = Resource {
-        group: gvk.group.clone(),
-        version: gvk.version.clone(),
-        kind: gvk.kind.clone(),
-        plural: plural.to_string(),
-        namespaced: args.namespaced,
-        api: true,
-        controller: true,
-        finalizer: args.finalizer,
-        adopted: false,
-    };
     let owns = args
         .owns
         .iter()
         .map(|flag| Owned::parse(flag, domain, known))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    owned::check(&owner, &owns)?;
+    owned::check(owner, &owns)?;
     Ok(owns.iter().map(Owned::record).collect())
+}
+
+/// `create api --owns` for a kind whose controller exists: the controller scaffolded again
+/// with the kinds it owned and those, and the user's edits merged in (three-way, PROJECT's
+/// replay as the base, as `edit` does); an edit of the lines that change is refused.
+fn add_owned(
+    root: &Path,
+    project: Project,
+    args: &CreateApiArgs,
+    owner: Resource,
+) -> anyhow::Result<()> {
+    let name = format!("{}/{} {}", owner.group, owner.version, owner.kind);
+    let by_hand = "docs/commands.md, \"Owned resources\"";
+    let records: Vec<&ApiInputs> = project
+        .commands
+        .iter()
+        .filter_map(Command::api)
+        .filter(|api| {
+            (&api.group, &api.version, &api.kind) == (&owner.group, &owner.version, &owner.kind)
+        })
+        .collect();
+    let deploy_image = !args.plugins.is_empty() || args.deploy_image.image.is_some();
+    if deploy_image || records.iter().any(|api| api.deploy_image.is_some()) {
+        return Err(user_error(
+            format!(
+                "`{name}` has a controller, and the deploy-image plugin only scaffolds one; nothing was written"
+            ),
+            format!(
+                "add the kind to the controller's `OWNED` by hand ({by_hand}), or drop `--plugins` and the image flags"
+            ),
+        ));
+    }
+    if args.finalizer && !owner.finalizer {
+        return Err(user_error(
+            format!(
+                "`{name}` has a controller without a finalizer, and `--owns` adds to it as it is; nothing was written"
+            ),
+            "drop `--finalizer`, or scaffold the controller again with `--force --finalizer`",
+        ));
+    }
+    let known = project.resources();
+    let added = owned_kinds(args, &owner, &project.init.domain, &known)?;
+    let controller = records.iter().rev().find(|api| api.controller);
+    let mut owns = controller.map(|api| api.owns.clone()).unwrap_or_default();
+    let already: Vec<&String> = added.iter().filter(|kind| owns.contains(kind)).collect();
+    if let Some(kind) = already.first() {
+        return Err(user_error(
+            format!(
+                "`{}` owns `{kind}` already; nothing was written",
+                owner.kind
+            ),
+            "name a kind it does not own yet: its controller's `OWNED` lists those it does",
+        ));
+    }
+    owns.extend(added);
+    let gvk = Gvk {
+        group: owner.group,
+        version: owner.version,
+        kind: owner.kind,
+    };
+    let api = ApiKind::Own {
+        resource: false,
+        storage_version: false,
+    };
+    let mut inputs = ApiInputs::new(gvk, owner.plural, owner.namespaced, api);
+    inputs.finalizer = owner.finalizer;
+    inputs.force = true;
+    inputs.owns = owns;
+    let merge_help = format!(
+        "add the kinds by hand ({by_hand}), or move the file away, run the command again and put your changes back"
+    );
+    let how = super::Finish {
+        overwrite_edited: false,
+        merge_edited: Some(&merge_help),
+        dry_run: args.write.dry_run,
+        conflict_help: "move those files away, then run the command again",
+    };
+    let next = "\nNext: fill in each new child's `build` and `not_ready` in the controller, then update the RBAC with:\n$ make manifests";
+    super::scaffold(
+        root,
+        Tree::over(root),
+        project,
+        Command::CreateApi(inputs),
+        &how,
+        next,
+    )
 }
 
 /// Checks `gvk` against the other versions of its kind, when the project has some: then it is

@@ -33,9 +33,9 @@ const CONDITIONS: &[&str] = &[conditions::AVAILABLE];
 /// minutes.
 pub fn start(ctx: Arc<Context>) -> BoxFuture<'static, ()> {
     // TODO(user): objects this kind owns (a Deployment, a ConfigMap...) go in an `OWNED` list
-    // with a `Child` impl each, or `Owned::many::<Kind>()` for any number of them
-    // (`kube_scaffold_runtime::children`), then `.owns(OWNED)` here; `create api --owns
-    // apps/v1/Deployment` scaffolds that.
+    // with a `Child` impl each (`kube_scaffold_runtime::children`), then `.owns(OWNED)` here:
+    // `kube-scaffold create api --group webapp --version v1 --kind Guestbook
+    // --owns apps/v1/Deployment` adds them, keeping your edits.
     Builder::new(CONTROLLER).start(ctx, reconcile)
 }
 

@@ -94,8 +94,9 @@ pub async fn reconcile(obj: Arc<Object>, ctx: Arc<Context>) -> Result<Action> {
 /// The object exists and is not being deleted: make the world match its spec.
 async fn apply(obj: &Object, objects: &Api<Object>, ctx: &Context) -> Result<Action> {
     // TODO(user): your logic here. Read `obj.spec`, create or update what it asks for, and
-    // report what you observed through the conditions below. The children in `OWNED` are
-    // applied here.
+    // report what you observed through the conditions below.
+
+    // The children in `OWNED`, applied; the conditions report them.
     let mut foreign = Vec::new();
     let mut waiting = Vec::new();
     for owned in OWNED {
