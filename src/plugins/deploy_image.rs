@@ -5,8 +5,9 @@
 //! Its flags are `cli::DeployImageFlags`, checked by `create api` into what it stores in
 //! PROJECT with the command (`model::api::DeployImage`, under `deployImage`). Here are what it
 //! adds to the request (`add`) and its templates (`scaffolds/v3/deploy-image/`), which take
-//! the place of the base and kustomize plugins' for the kind's type, CRD, controller and
-//! sample: each extends the base template it replaces (Tera blocks).
+//! the place of the base and kustomize plugins' for the kind's type, CRD and sample. The
+//! controller is the base plugin's: the Deployment it owns is built from the image flags (the
+//! templates' `deploy_image`).
 
 use crate::error::user_error;
 use crate::model::api::{ApiInputs, DeployImage as Options};
@@ -62,7 +63,7 @@ impl Plugin for DeployImage {
     fn create_api(
         &self,
         plan: &mut Plan,
-        p: &ApiPlan,
+        _: &ApiPlan,
         c: &ApiContext,
         _: &mut Tree,
     ) -> anyhow::Result<()> {
@@ -70,7 +71,7 @@ impl Plugin for DeployImage {
             return Ok(());
         }
         let (group, version, kind) = (&c.group_module, &c.version, &c.kind_module);
-        let mut ours = vec![
+        let ours = [
             (
                 paths::api_module(group, version, kind),
                 "deploy-image/src/api/kind.rs.tera",
@@ -84,8 +85,6 @@ impl Plugin for DeployImage {
                 "deploy-image/config/samples/sample.yaml.tera",
             ),
         ];
-        let controller = "deploy-image/src/controller/kind.rs.tera";
-        ours.push((p.controller_file.clone(), controller));
         for (dest, template) in ours {
             anyhow::ensure!(
                 plan.replace_template(&dest, template),

@@ -272,11 +272,6 @@ mod tests {
         obj
     }
 
-    /// An object as `apply` sees it.
-    fn ready() -> Object {
-        object()
-    }
-
     /// A fake API server holding `obj`, and a context that talks to it.
     fn serving(obj: &Object) -> (Arc<Context>, ApiServer) {
         let (ctx, server) = crate::controller::mocked();
@@ -308,9 +303,9 @@ mod tests {
 
     #[tokio::test]
     async fn an_object_gets_its_status_applied() {
-        let (ctx, server) = serving(&ready());
+        let (ctx, server) = serving(&object());
         let metrics = ctx.metrics.clone();
-        let action = observe(CONTROLLER, Arc::new(ready()), ctx, reconcile).await;
+        let action = observe(CONTROLLER, Arc::new(object()), ctx, reconcile).await;
         let action = action.expect("reconcile succeeded");
         assert_eq!(action, Action::await_change(), "resynced by the controller");
 
@@ -331,7 +326,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_object_being_deleted_gets_no_children() {
-        let mut obj = ready();
+        let mut obj = object();
         obj.meta_mut().deletion_timestamp = Some(Time(Timestamp::now()));
         let (ctx, server) = serving(&obj);
         assert_eq!(reconciled(obj, &ctx).await, Action::await_change());
@@ -348,8 +343,8 @@ mod tests {
     /// Checks that the child `K` is applied, under a controller owner reference to the test
     /// object, with server-side apply as this controller's field manager.
     async fn referenced<K: Child<Object>>() {
-        let (ctx, server) = serving(&ready());
-        reconciled(ready(), &ctx).await;
+        let (ctx, server) = serving(&object());
+        reconciled(object(), &ctx).await;
 
         let child = server.get(&child_path::<K>());
         let child = child.expect("the child was applied");
@@ -371,10 +366,10 @@ mod tests {
     async fn foreign_kept<K: Child<Object>>() {
         let mut other = object();
         other.meta_mut().uid = Some("another-owner".into());
-        let (ctx, server) = serving(&ready());
+        let (ctx, server) = serving(&object());
         server.insert(&child_path::<K>(), &K::build(&other));
         let before = server.get(&child_path::<K>());
-        reconciled(ready(), &ctx).await;
+        reconciled(object(), &ctx).await;
 
         assert_eq!(server.get(&child_path::<K>()), before, "the child changed");
         let writes = server.writes();
@@ -403,8 +398,8 @@ mod tests {
 
         #[tokio::test]
         async fn runs_the_image_at_the_size() {
-            let (ctx, server) = serving(&ready());
-            let mut obj = ready();
+            let (ctx, server) = serving(&object());
+            let mut obj = object();
             obj.spec.size = Some(3);
             reconciled(obj, &ctx).await;
             let child = server.get(&child_path::<Deployment>());
@@ -422,8 +417,8 @@ mod tests {
 
         #[tokio::test]
         async fn its_available_replicas_make_the_owner_available() {
-            let (ctx, server) = serving(&ready());
-            reconciled(ready(), &ctx).await;
+            let (ctx, server) = serving(&object());
+            reconciled(object(), &ctx).await;
             assert_eq!(available(&server)["status"], "False");
             let message = available(&server)["message"].to_string();
             let expected = "0 of 1 replicas are available";
