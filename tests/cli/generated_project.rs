@@ -150,17 +150,38 @@ fn an_initialized_project_builds_without_warnings() {
 }
 
 /// Issue 8's promise: a project of kube-scaffold 0.1.0, edited by its user, upgrades with one
-/// command, keeps the edits, and builds, lints and passes its tests.
+/// command, keeps the edits, and builds, lints and passes its tests; so it does after an
+/// owned kind is added to its edited controller (`create api --owns`, issue 50).
 #[test]
 fn an_edited_project_of_0_1_upgrades_and_builds() {
     let _turn = one_at_a_time();
     let (_tmp, dir) = crate::upgrade::project_of_0_1("create-api");
     let kept = crate::upgrade::user_edits(&dir);
     kube_scaffold(&dir, &["upgrade"]).success();
+    let guestbook = [
+        "--group",
+        "webapp",
+        "--version",
+        "v1",
+        "--kind",
+        "Guestbook",
+    ];
+    let owns = [
+        &["create", "api"][..],
+        &guestbook,
+        &["--owns", "core/v1/ConfigMap"],
+    ]
+    .concat();
+    kube_scaffold(&dir, &owns).success();
     for (file, line) in kept {
         let text = fs::read_to_string(dir.join(file)).unwrap();
         assert!(text.contains(line), "{file} lost `{line}`");
     }
+    let controller = fs::read_to_string(dir.join("src/controller/guestbook.rs")).unwrap();
+    assert!(
+        controller.contains("Owned::of::<ConfigMap>()"),
+        "{controller}"
+    );
     run(&dir, "cargo", &["fmt", "--check"]);
     run(
         &dir,
@@ -168,10 +189,10 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
         &["clippy", "--all-targets", "--", "-D", "warnings"],
     );
     let tests = text(&run(&dir, "cargo", &["test"]));
-    // Guestbook's five (0.1.0's controller had a finalizer); no webhook, so no list of
-    // conversions and its test.
+    // Guestbook's five (0.1.0's controller had a finalizer) and its ConfigMap's two; no
+    // webhook, so no list of conversions and its test.
     assert!(
-        tests.contains("test result: ok. 5 passed; 0 failed"),
+        tests.contains("test result: ok. 7 passed; 0 failed"),
         "{tests}"
     );
     run(&dir, "make", &["manifests"]);
