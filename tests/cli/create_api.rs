@@ -3,8 +3,8 @@
 use std::fs;
 
 use crate::support::{
-    BACKUP_CRD, assert_refused, at_a_terminal, empty_dir, initialized, kube_scaffold, run,
-    stderr_of, stdout_of, tool, tree, with_guestbook,
+    BACKUP_CRD, GUESTBOOK, assert_refused, at_a_terminal, empty_dir, initialized, kube_scaffold,
+    run, stderr_of, stdout_of, tool, tree, with_guestbook,
 };
 
 fn count(haystack: &str, needle: &str) -> usize {
@@ -678,14 +678,7 @@ fn another_version_of_a_kind_joins_its_crd_and_may_become_the_stored_one() {
 #[test]
 fn webhooks_are_added_one_kind_at_a_time_and_registered_as_make_manifests_does() {
     let (_tmp, dir) = with_guestbook();
-    let guestbook = [
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-    ];
+    let guestbook = GUESTBOOK;
     let webhook = |hook: &'static str| [&["create", "webhook"][..], &guestbook, &[hook]].concat();
     kube_scaffold(&dir, &webhook("--defaulting")).success();
     let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
@@ -1197,7 +1190,7 @@ fn an_owned_kind_is_added_to_an_edited_controller_and_the_edits_kept() {
     let text = fs::read_to_string(&path).unwrap();
     assert!(!text.contains("const OWNED"), "{text}");
     fs::write(&path, text.replacen(todo, &format!("{todo}{ours}"), 1)).unwrap();
-    let guestbook = ["create", "api", "--group", "webapp", "--kind", "Guestbook"];
+    let guestbook = [&["create", "api"][..], &GUESTBOOK].concat();
     let owns = |kinds: &[&'static str]| {
         let mut args = guestbook.to_vec();
         for kind in kinds {

@@ -15,7 +15,7 @@ use std::process::Output;
 
 use crate::generated_build::{BUILD_ENV, target_dir};
 use crate::support::{
-    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, POSTGRESQL_CRD, empty_dir,
+    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, GUESTBOOK, POSTGRESQL_CRD, empty_dir,
     kube_scaffold, one_at_a_time, run, run_with, tool,
 };
 
@@ -158,17 +158,9 @@ fn an_edited_project_of_0_1_upgrades_and_builds() {
     let (_tmp, dir) = crate::upgrade::project_of_0_1("create-api");
     let kept = crate::upgrade::user_edits(&dir);
     kube_scaffold(&dir, &["upgrade"]).success();
-    let guestbook = [
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-    ];
     let owns = [
         &["create", "api"][..],
-        &guestbook,
+        &GUESTBOOK,
         &["--owns", "core/v1/ConfigMap"],
     ]
     .concat();
@@ -357,14 +349,7 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     .success();
     // Webhooks (issue 10): both kinds on Guestbook v1, a defaulting one on deploy-image's
     // Memcached.
-    let guestbook = [
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-    ];
+    let guestbook = GUESTBOOK;
     let hooks = ["--defaulting", "--programmatic-validation"];
     kube_scaffold(
         &dir,

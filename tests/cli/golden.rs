@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use crate::support::{
-    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, assert_golden, empty_dir, files_at,
-    history, kube_scaffold, tool,
+    BACKUP, BACKUP_CRD, CERTIFICATE, CERTIFICATE_CONTROLLER, GUESTBOOK, assert_golden, empty_dir,
+    files_at, history, kube_scaffold, tool,
 };
 
 fn create_api(dir: &Path, args: &[&str]) {
@@ -187,14 +187,7 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
     ];
     create_api(&dir, &[&v2[..], &["--storage-version"]].concat());
     // Webhooks: defaulting first, validation added later.
-    let guestbook = [
-        "--group",
-        "webapp",
-        "--version",
-        "v1",
-        "--kind",
-        "Guestbook",
-    ];
+    let guestbook = GUESTBOOK;
     for hook in ["--defaulting", "--programmatic-validation"] {
         let args = [&["create", "webhook"][..], &guestbook, &[hook]].concat();
         kube_scaffold(&dir, &args).success();

@@ -182,6 +182,16 @@ pub const CERTIFICATE_CONTROLLER: &[&str] = &[
     CERTIFICATE_CRD,
 ];
 
+/// The kind `with_guestbook` makes, as `--group/--version/--kind` arguments.
+pub const GUESTBOOK: [&str; 6] = [
+    "--group",
+    "webapp",
+    "--version",
+    "v1",
+    "--kind",
+    "Guestbook",
+];
+
 /// `init` plus `create api --group webapp --kind Guestbook`.
 pub fn with_guestbook() -> (tempfile::TempDir, PathBuf) {
     let (tmp, dir) = initialized();
