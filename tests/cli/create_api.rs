@@ -678,8 +678,7 @@ fn another_version_of_a_kind_joins_its_crd_and_may_become_the_stored_one() {
 #[test]
 fn webhooks_are_added_one_kind_at_a_time_and_registered_as_make_manifests_does() {
     let (_tmp, dir) = with_guestbook();
-    let guestbook = GUESTBOOK;
-    let webhook = |hook: &'static str| [&["create", "webhook"][..], &guestbook, &[hook]].concat();
+    let webhook = |hook: &'static str| [&["create", "webhook"][..], &GUESTBOOK, &[hook]].concat();
     kube_scaffold(&dir, &webhook("--defaulting")).success();
     let manifests = fs::read_to_string(dir.join("config/webhook/manifests.yaml")).unwrap();
     assert!(
@@ -1242,21 +1241,14 @@ fn an_owned_kind_is_added_to_an_edited_controller_and_the_edits_kept() {
     );
     assert!(said.contains("docs/commands.md"), "{said}");
 
-    let memcached = [
-        "create",
-        "api",
-        "--group",
-        "cache",
-        "--kind",
-        "Memcached",
+    let memcached = ["create", "api", "--group", "cache", "--kind", "Memcached"];
+    let image = [
         "--plugins",
         "deploy-image/v1-alpha",
         "--image",
         "memcached:1.6.26-alpine3.19",
     ];
-    kube_scaffold(&dir, &memcached).success();
-    let memcached_owns = ["create", "api", "--group", "cache", "--kind", "Memcached"];
-    let mut args = memcached_owns.to_vec();
-    args.extend(["--owns", "core/v1/ConfigMap"]);
+    kube_scaffold(&dir, &[&memcached[..], &image].concat()).success();
+    let args = [&memcached[..], &["--owns", "core/v1/ConfigMap"]].concat();
     assert_refused(&dir, &args, 1, "the deploy-image plugin only scaffolds one");
 }

@@ -349,11 +349,10 @@ fn a_generated_project_builds_lints_tests_and_validates() {
     .success();
     // Webhooks (issue 10): both kinds on Guestbook v1, a defaulting one on deploy-image's
     // Memcached.
-    let guestbook = GUESTBOOK;
     let hooks = ["--defaulting", "--programmatic-validation"];
     kube_scaffold(
         &dir,
-        &[&["create", "webhook"][..], &guestbook, &hooks].concat(),
+        &[&["create", "webhook"][..], &GUESTBOOK, &hooks].concat(),
     )
     .success();
     let memcached = [

@@ -44,17 +44,7 @@ fn golden_init_create_api() {
         ],
     )
     .success();
-    create_api(
-        &dir,
-        &[
-            "--group",
-            "webapp",
-            "--version",
-            "v1",
-            "--kind",
-            "Guestbook",
-        ],
-    );
+    create_api(&dir, &GUESTBOOK);
     assert_golden(&dir, "create-api");
 }
 
@@ -187,9 +177,8 @@ fn golden_owned_kinds_deploy_image_builtin_external_adopted_kinds_versions_webho
     ];
     create_api(&dir, &[&v2[..], &["--storage-version"]].concat());
     // Webhooks: defaulting first, validation added later.
-    let guestbook = GUESTBOOK;
     for hook in ["--defaulting", "--programmatic-validation"] {
-        let args = [&["create", "webhook"][..], &guestbook, &[hook]].concat();
+        let args = [&["create", "webhook"][..], &GUESTBOOK, &[hook]].concat();
         kube_scaffold(&dir, &args).success();
     }
     // Conversions: v1 to and from v2, the stored version and hub.

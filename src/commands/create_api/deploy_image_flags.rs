@@ -100,7 +100,7 @@ fn positive(flag: &str, value: &str, max: i64, zero: &str, help: &str) -> anyhow
 
 /// Whether `--plugins` names the plugin; an error if it names another one, or if the
 /// plugin's flags are given without it.
-fn asked_for(plugins: &[String], args: &DeployImageFlags) -> anyhow::Result<bool> {
+pub(super) fn asked_for(plugins: &[String], args: &DeployImageFlags) -> anyhow::Result<bool> {
     let mut wanted = false;
     for plugin in plugins {
         if !ALIASES.contains(&plugin.as_str()) {

@@ -347,7 +347,7 @@ fn add_owned(
             (&api.group, &api.version, &api.kind) == (&owner.group, &owner.version, &owner.kind)
         })
         .collect();
-    let deploy_image = !args.plugins.is_empty() || args.deploy_image.image.is_some();
+    let deploy_image = deploy_image_flags::asked_for(&args.plugins, &args.deploy_image)?;
     if deploy_image || records.iter().any(|api| api.deploy_image.is_some()) {
         return Err(user_error(
             format!(
