@@ -5,9 +5,11 @@
 //! `leader_election_master_status 1`. A leader cut from the API server (iptables drops its
 //! packets) stops leading, by its own log, before the standby leads, by its log.
 
-use std::process::Command;
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::control_plane::poll;
 use crate::deploy::{self, pod_ips};
 use crate::project::{Project, turn};
 use crate::ship::{NAMESPACE, ship};
@@ -204,6 +206,51 @@ impl Drop for Rule {
     }
 }
 
+/// `kubectl logs --follow --timestamps` of a pod's manager container, read as it runs.
+struct Follow {
+    child: Child,
+    read: std::thread::JoinHandle<String>,
+}
+
+impl Follow {
+    fn start(project: &Project, pod: &str) -> Self {
+        let mut child = project
+            .plane
+            .kubectl_as(&project.plane.admin)
+            .args([
+                "logs",
+                "-n",
+                NAMESPACE,
+                pod,
+                "-c",
+                "manager",
+                "--timestamps",
+                "--follow",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let read = std::thread::spawn(move || {
+            let mut log = String::new();
+            let _ = stdout.read_to_string(&mut log);
+            log
+        });
+        Follow { child, read }
+    }
+
+    /// What it read, once the container has ended (kubelet then ends the stream) or after
+    /// `seconds`.
+    fn finish(mut self, seconds: u64) -> String {
+        if !poll(seconds, || self.child.try_wait().unwrap().is_some()) {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+        self.read.join().unwrap()
+    }
+}
+
 /// The seconds since the epoch of the first (`last`: the last) line of `log` (`kubectl logs
 /// --timestamps`, the container runtime's clock) that contains `text`.
 fn logged_at(log: &str, text: &str, last: bool) -> Option<f64> {
@@ -239,6 +286,10 @@ fn a_leader_cut_from_the_api_server_stops_before_the_standby_leads() {
         .0
         .clone();
     let port = project.plane.server.rsplit(':').next().unwrap().to_string();
+    // The leader's log, followed from before the cut: once its container has ended, kubelet
+    // may remove it before `logs --previous` reads it (seen in CI: "unable to retrieve
+    // container logs"), while a follower gets every line and ends with the container.
+    let followed = Follow::start(project, &leader);
 
     // The leader's packets to the API server (the `kubernetes` Service, DNATed to the node's
     // address) dropped: a cut network, not a refusal.
@@ -267,8 +318,8 @@ fn a_leader_cut_from_the_api_server_stops_before_the_standby_leads() {
     project.wait("the cut leader stops", 90, restarts, || restarts() != "0");
     drop(cut);
 
-    let logs = |pod: &str, previous: bool| {
-        let mut args = vec![
+    let logs = |pod: &str| {
+        project.kubectl(&[
             "logs",
             "-n",
             NAMESPACE,
@@ -276,16 +327,16 @@ fn a_leader_cut_from_the_api_server_stops_before_the_standby_leads() {
             "-c",
             "manager",
             "--timestamps",
-        ];
-        if previous {
-            args.push("--previous");
-        }
-        project.kubectl(&args)
+        ])
     };
-    let old = logs(&leader, true);
-    let new = logs(&standby, false);
-    let stopped = logged_at(&old, "stopped leading", true)
-        .unwrap_or_else(|| panic!("the cut leader never logged that it stopped leading:\n{old}"));
+    let old = followed.finish(30);
+    let new = logs(&standby);
+    let stopped = logged_at(&old, "stopped leading", true).unwrap_or_else(|| {
+        panic!(
+            "the cut leader never logged that it stopped leading (restarts: {}):\n{old}",
+            restarts()
+        )
+    });
     let led = logged_at(&new, "became the leader", true)
         .unwrap_or_else(|| panic!("the standby never logged that it leads:\n{new}"));
     eprintln!(
