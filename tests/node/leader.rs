@@ -206,6 +206,19 @@ impl Drop for Rule {
     }
 }
 
+/// `kubectl` arguments for the log of `pod`'s manager, with the container runtime's times.
+fn logs(pod: &str) -> [&str; 7] {
+    [
+        "logs",
+        "-n",
+        NAMESPACE,
+        pod,
+        "-c",
+        "manager",
+        "--timestamps",
+    ]
+}
+
 /// `kubectl logs --follow --timestamps` of a pod's manager container, read as it runs.
 struct Follow {
     child: Child,
@@ -217,16 +230,8 @@ impl Follow {
         let mut child = project
             .plane
             .kubectl_as(&project.plane.admin)
-            .args([
-                "logs",
-                "-n",
-                NAMESPACE,
-                pod,
-                "-c",
-                "manager",
-                "--timestamps",
-                "--follow",
-            ])
+            .args(logs(pod))
+            .arg("--follow")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -318,19 +323,8 @@ fn a_leader_cut_from_the_api_server_stops_before_the_standby_leads() {
     project.wait("the cut leader stops", 90, restarts, || restarts() != "0");
     drop(cut);
 
-    let logs = |pod: &str| {
-        project.kubectl(&[
-            "logs",
-            "-n",
-            NAMESPACE,
-            pod,
-            "-c",
-            "manager",
-            "--timestamps",
-        ])
-    };
     let old = followed.finish(30);
-    let new = logs(&standby);
+    let new = project.kubectl(&logs(&standby));
     let stopped = logged_at(&old, "stopped leading", true).unwrap_or_else(|| {
         panic!(
             "the cut leader never logged that it stopped leading (restarts: {}):\n{old}",
