@@ -101,7 +101,8 @@ async fn apply<C: Configuration>(
     ca: &Option<ByteString>,
     failure: FailurePolicy,
 ) -> anyhow::Result<String> {
-    let name = format!("{}{}", prefix(project), configuration.name_any());
+    let prefix = prefix(project);
+    let name = format!("{prefix}{}", configuration.name_any());
     configuration.meta_mut().name = Some(name.clone());
     for hook in configuration.webhooks_mut() {
         let path = path(hook.client_config);
@@ -111,7 +112,7 @@ async fn apply<C: Configuration>(
         *hook.failure_policy = Some(format!("{failure:?}"));
         *hook.timeout_seconds = Some(TIMEOUT_SECONDS);
     }
-    let params = PatchParams::apply(prefix(project).trim_end_matches('-')).force();
+    let params = PatchParams::apply(prefix.trim_end_matches('-')).force();
     let api: Api<C> = Api::all(client.clone());
     api.patch(&name, &params, &Patch::Apply(with_types(configuration)))
         .await
